@@ -1,0 +1,279 @@
+//! The one table of error codes shared by every service (SPEC §6): each code's
+//! category, retryability, default safe message and gRPC status code, plus the
+//! encoding of a code into a `tonic::Status` with rich details and back.
+
+use std::time::Duration;
+
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+
+/// The `ErrorInfo.domain` of every status a Chataigne service produces.
+pub const ERROR_DOMAIN: &str = "chataigne.mcp";
+
+/// Broad classes of failure, as exposed in the error envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Category {
+    Validation,
+    Authentication,
+    Authorization,
+    NotFound,
+    Conflict,
+    RateLimit,
+    Timeout,
+    Dependency,
+    Internal,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Validation => "validation",
+            Category::Authentication => "authentication",
+            Category::Authorization => "authorization",
+            Category::NotFound => "not_found",
+            Category::Conflict => "conflict",
+            Category::RateLimit => "rate_limit",
+            Category::Timeout => "timeout",
+            Category::Dependency => "dependency",
+            Category::Internal => "internal",
+        }
+    }
+}
+
+macro_rules! error_codes {
+    ($( $variant:ident => $code:literal, $category:ident, $retryable:literal, $grpc:ident, $message:literal; )*) => {
+        /// Every error code a tool call can end with.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode { $( $variant, )* }
+
+        impl ErrorCode {
+            /// All codes, in table order.
+            pub const ALL: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
+
+            /// The wire name, e.g. `MCP_RESOURCE_FORBIDDEN`.
+            pub fn as_str(self) -> &'static str {
+                match self { $( ErrorCode::$variant => $code, )* }
+            }
+
+            pub fn category(self) -> Category {
+                match self { $( ErrorCode::$variant => Category::$category, )* }
+            }
+
+            /// Whether the same call may succeed later unchanged.
+            pub fn retryable(self) -> bool {
+                match self { $( ErrorCode::$variant => $retryable, )* }
+            }
+
+            /// The gRPC status code this error travels as.
+            pub fn grpc_code(self) -> Code {
+                match self { $( ErrorCode::$variant => Code::$grpc, )* }
+            }
+
+            /// A safe message that says what to do next and leaks nothing.
+            pub fn default_message(self) -> &'static str {
+                match self { $( ErrorCode::$variant => $message, )* }
+            }
+
+            pub fn parse(code: &str) -> Option<ErrorCode> {
+                match code { $( $code => Some(ErrorCode::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+error_codes! {
+    InvalidArguments => "MCP_INVALID_ARGUMENTS", Validation, false, InvalidArgument,
+        "The arguments do not match the tool's input schema. Correct them and call again.";
+    Unauthenticated => "MCP_UNAUTHENTICATED", Authentication, false, Unauthenticated,
+        "The access token is missing, invalid or no longer valid. Sign in again.";
+    ScopeRequired => "MCP_SCOPE_REQUIRED", Authorization, false, PermissionDenied,
+        "The required OAuth scope was not granted. Reconnect and consent to the scope.";
+    ResourceForbidden => "MCP_RESOURCE_FORBIDDEN", Authorization, false, PermissionDenied,
+        "The resource is unavailable or your delegated access is insufficient.";
+    ResourceNotFound => "MCP_RESOURCE_NOT_FOUND", NotFound, false, NotFound,
+        "The resource was not found. Verify the identifier.";
+    CursorInvalid => "MCP_CURSOR_INVALID", Validation, false, InvalidArgument,
+        "The cursor is invalid, expired or was used with other filters. Restart pagination without a cursor.";
+    ExpectedStateMismatch => "MCP_EXPECTED_STATE_MISMATCH", Conflict, false, FailedPrecondition,
+        "The resource changed after it was read. Reload it before deciding.";
+    OrderStatusPreconditionFailed => "ORDER_STATUS_PRECONDITION_FAILED", Conflict, false, FailedPrecondition,
+        "The order cannot move to that status from its current status.";
+    IdempotencyMismatch => "MCP_IDEMPOTENCY_MISMATCH", Conflict, false, AlreadyExists,
+        "The idempotency key was used with other arguments. Use the original arguments or a new key.";
+    OperationInProgress => "MCP_OPERATION_IN_PROGRESS", Conflict, true, Aborted,
+        "The same operation is still running. Retry after the suggested delay.";
+    WritesDisabled => "MCP_WRITES_DISABLED", Authorization, true, Unavailable,
+        "Write tools are temporarily disabled by the operator.";
+    RateLimited => "MCP_RATE_LIMITED", RateLimit, true, ResourceExhausted,
+        "Too many calls. Retry after the suggested delay.";
+    ToolTimeout => "MCP_TOOL_TIMEOUT", Timeout, true, DeadlineExceeded,
+        "The read did not finish in time. Retry or narrow the query.";
+    OutcomeUnknown => "MCP_OUTCOME_UNKNOWN", Timeout, false, DeadlineExceeded,
+        "The write did not finish in time and may have taken effect. Read the resource state before any retry.";
+    OutputTooLarge => "MCP_OUTPUT_TOO_LARGE", Validation, false, OutOfRange,
+        "The result is too large. Narrow the filters or paginate.";
+    DependencyUnavailable => "MCP_DEPENDENCY_UNAVAILABLE", Dependency, true, Unavailable,
+        "A service this tool depends on is unavailable. Retry shortly.";
+    InternalError => "MCP_INTERNAL_ERROR", Internal, true, Internal,
+        "An unexpected error occurred. Retry once and report the request ID.";
+}
+
+/// A field that failed validation, carried as a `BadRequest` violation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldViolation {
+    pub field: String,
+    pub description: String,
+}
+
+/// What a `tonic::Status` produced by [`ErrorCode::to_status`] carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedStatus {
+    pub code: ErrorCode,
+    pub message: String,
+    pub retry_after: Option<Duration>,
+    pub violations: Vec<FieldViolation>,
+    /// Extra non-sensitive facts (e.g. `current_status`) from `ErrorInfo.metadata`.
+    pub metadata: Vec<(String, String)>,
+}
+
+impl ErrorCode {
+    /// Encodes this code as a status with `ErrorInfo` (reason = the code),
+    /// optional `RetryInfo` and `BadRequest` details.
+    pub fn to_status(
+        self,
+        message: impl Into<String>,
+        retry_after: Option<Duration>,
+        violations: &[FieldViolation],
+        metadata: &[(String, String)],
+    ) -> Status {
+        let mut details = ErrorDetails::new();
+        details.set_error_info(
+            self.as_str(),
+            ERROR_DOMAIN,
+            metadata
+                .iter()
+                .cloned()
+                .collect::<std::collections::HashMap<String, String>>(),
+        );
+        if let Some(delay) = retry_after {
+            details.set_retry_info(Some(delay));
+        }
+        for violation in violations {
+            details.add_bad_request_violation(&violation.field, &violation.description);
+        }
+        Status::with_error_details(self.grpc_code(), message.into(), details)
+    }
+
+    /// Shorthand for a status with the default message and no details.
+    pub fn status(self) -> Status {
+        self.to_status(self.default_message(), None, &[], &[])
+    }
+}
+
+/// Decodes a status produced by a Chataigne service. Statuses without our
+/// `ErrorInfo` (transport failures, foreign servers) are classified by their
+/// gRPC code: unavailable/unknown transport errors become a dependency error.
+pub fn decode_status(status: &Status) -> DecodedStatus {
+    let details = status.get_error_details();
+    let info = details
+        .error_info()
+        .filter(|info| info.domain == ERROR_DOMAIN);
+    if let Some(code) = info.and_then(|info| ErrorCode::parse(&info.reason)) {
+        let mut metadata: Vec<(String, String)> = info
+            .map(|info| {
+                info.metadata
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        metadata.sort();
+        return DecodedStatus {
+            code,
+            message: status.message().to_owned(),
+            retry_after: details.retry_info().and_then(|retry| retry.retry_delay),
+            violations: details
+                .bad_request()
+                .map(|bad| {
+                    bad.field_violations
+                        .iter()
+                        .map(|v| FieldViolation {
+                            field: v.field.clone(),
+                            description: v.description.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            metadata,
+        };
+    }
+    let code = match status.code() {
+        Code::DeadlineExceeded => ErrorCode::ToolTimeout,
+        Code::Unavailable | Code::Unknown | Code::Cancelled => ErrorCode::DependencyUnavailable,
+        Code::ResourceExhausted => ErrorCode::RateLimited,
+        Code::Unauthenticated => ErrorCode::Unauthenticated,
+        _ => ErrorCode::InternalError,
+    };
+    DecodedStatus {
+        code,
+        message: code.default_message().to_owned(),
+        retry_after: None,
+        violations: Vec::new(),
+        metadata: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_round_trips_through_a_status() {
+        for &code in ErrorCode::ALL {
+            let status = code.to_status(
+                "msg",
+                Some(Duration::from_millis(1500)),
+                &[FieldViolation {
+                    field: "limit".into(),
+                    description: "too big".into(),
+                }],
+                &[("current_status".into(), "ready".into())],
+            );
+            assert_eq!(status.code(), code.grpc_code());
+            let decoded = decode_status(&status);
+            assert_eq!(decoded.code, code);
+            assert_eq!(decoded.message, "msg");
+            assert_eq!(decoded.retry_after, Some(Duration::from_millis(1500)));
+            assert_eq!(decoded.violations.len(), 1);
+            assert_eq!(
+                decoded.metadata,
+                vec![("current_status".to_owned(), "ready".to_owned())]
+            );
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        }
+    }
+
+    #[test]
+    fn foreign_statuses_are_classified_by_grpc_code() {
+        let decoded = decode_status(&Status::unavailable("connection refused to 10.0.0.1"));
+        assert_eq!(decoded.code, ErrorCode::DependencyUnavailable);
+        assert!(!decoded.message.contains("10.0.0.1"), "no internal detail leaks");
+        assert_eq!(
+            decode_status(&Status::deadline_exceeded("x")).code,
+            ErrorCode::ToolTimeout
+        );
+        assert_eq!(
+            decode_status(&Status::internal("boom")).code,
+            ErrorCode::InternalError
+        );
+    }
+
+    #[test]
+    fn messages_are_sentences_and_codes_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for &code in ErrorCode::ALL {
+            assert!(seen.insert(code.as_str()));
+            assert!(code.default_message().ends_with('.'));
+        }
+    }
+}

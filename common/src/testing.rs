@@ -1,0 +1,58 @@
+//! Test support shared by every crate's test suites: fresh PostgreSQL databases
+//! on the machine's server, failing (not skipping) under `CI=true`.
+
+use std::time::Duration;
+
+use sqlx::{Connection, Executor, PgConnection};
+
+/// The server tests create their databases on; `CHATAIGNE_TEST_POSTGRES_URL`
+/// overrides the default local trust-auth server.
+pub fn postgres_admin_url() -> String {
+    std::env::var("CHATAIGNE_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// Whether the tests run in CI, where every backend must be tested for real.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Creates an empty database with a unique name and returns its URL.
+///
+/// Returns `None` (after saying so on stderr) when no server is reachable
+/// outside CI; panics in CI, where a missing Postgres is a failure.
+pub async fn fresh_postgres_database(prefix: &str) -> Option<String> {
+    let admin_url = postgres_admin_url();
+    let connect = tokio::time::timeout(Duration::from_secs(5), PgConnection::connect(&admin_url));
+    let mut admin = match connect.await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(error)) => return unreachable_postgres(&admin_url, &error.to_string()),
+        Err(_) => return unreachable_postgres(&admin_url, "connection timed out"),
+    };
+    let name = format!(
+        "{prefix}_{}",
+        uuid::Uuid::new_v4().simple().to_string().get(..16).unwrap_or("x")
+    );
+    let create = format!("CREATE DATABASE \"{name}\"");
+    if let Err(error) = admin.execute(sqlx::AssertSqlSafe(create)).await {
+        panic!("could not create test database {name}: {error}");
+    }
+    let base = admin_url
+        .rsplit_once('/')
+        .map(|(base, _)| base.to_owned())
+        .unwrap_or(admin_url);
+    Some(format!("{base}/{name}"))
+}
+
+fn unreachable_postgres(url: &str, error: &str) -> Option<String> {
+    if in_ci() {
+        panic!("PostgreSQL at {url} is required in CI and unreachable: {error}");
+    }
+    eprintln!("skipping PostgreSQL tests: {url} unreachable ({error})");
+    None
+}
+
+/// URL of the Redis server tests use; `CHATAIGNE_TEST_REDIS_URL` overrides it.
+pub fn redis_url() -> String {
+    std::env::var("CHATAIGNE_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}

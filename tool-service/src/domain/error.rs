@@ -1,0 +1,64 @@
+//! The tool-service's one error enum; mapped to `tonic::Status` in `grpc::status`.
+
+use chataigne_common::codes::FieldViolation;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DomainError {
+    /// Arguments failed validation.
+    #[error("invalid arguments")]
+    InvalidArguments(Vec<FieldViolation>),
+    /// A cursor that was not issued for this tool, filters and caller, or expired.
+    #[error("invalid cursor")]
+    CursorInvalid,
+    /// The target does not exist or the caller may not see it (indistinguishable).
+    #[error("resource forbidden")]
+    Forbidden,
+    /// The caller is authorized for the owner but the resource does not exist.
+    #[error("resource not found")]
+    NotFound,
+    /// The caller lacks the OAuth scope.
+    #[error("scope required: {0}")]
+    ScopeRequired(String),
+    /// The caller's credential is missing or invalid.
+    #[error("unauthenticated")]
+    Unauthenticated,
+    /// Observed state differs from the current one.
+    #[error("expected state mismatch")]
+    ExpectedStateMismatch { current: String },
+    /// A dependency (auth-service, database) failed or timed out.
+    #[error("dependency unavailable: {0}")]
+    Dependency(String),
+    /// The database statement ran past its deadline.
+    #[error("deadline exceeded")]
+    DeadlineExceeded,
+    /// The structured result exceeds the output bound.
+    #[error("output too large")]
+    OutputTooLarge,
+    /// Anything else: logged with detail, answered without.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl DomainError {
+    pub fn invalid(field: &str, description: impl Into<String>) -> Self {
+        DomainError::InvalidArguments(vec![FieldViolation {
+            field: field.to_owned(),
+            description: description.into(),
+        }])
+    }
+}
+
+impl From<sqlx::Error> for DomainError {
+    fn from(error: sqlx::Error) -> Self {
+        match &error {
+            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => {
+                DomainError::Dependency(error.to_string())
+            }
+            sqlx::Error::Database(db) if db.code().as_deref() == Some("57014") => {
+                // Postgres query_canceled: the statement timeout fired.
+                DomainError::DeadlineExceeded
+            }
+            _ => DomainError::Internal(error.to_string()),
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Restaurant domain: the records the tools read and write, the filters they
+//! take, and the domain error. Nothing here knows of gRPC, MCP or SQL.
+
+mod error;
+mod money;
+mod order;
+mod tenant;
+
+pub use error::DomainError;
+pub use money::Money;
+pub use order::{Fulfillment, Order, OrderFilter, OrderLine, OrderStatus};
+pub use tenant::{Address, Location, Organization};
+
+/// Position after the last record of a page, in the order the store sorts by:
+/// `(sort key, id)`. The sort key is a creation time in Unix milliseconds for
+/// orders and a name for organizations and locations.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PageAfter {
+    pub key: String,
+    pub id: String,
+}
+
+/// A page request after validation: `limit` is within 1..=50.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRequest {
+    pub limit: u32,
+    pub after: Option<PageAfter>,
+}
+
+/// Who may be read: every tenant (platform admins) or these organizations
+/// (org-level memberships) and these locations (location-level memberships).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TenantScope {
+    pub all_tenants: bool,
+    pub organization_ids: Vec<String>,
+    pub location_ids: Vec<String>,
+}
+
+impl TenantScope {
+    pub fn is_empty(&self) -> bool {
+        !self.all_tenants && self.organization_ids.is_empty() && self.location_ids.is_empty()
+    }
+}

@@ -1,0 +1,150 @@
+//! Orders: statuses and their forward-only lifecycle, lines, and list filters.
+
+use serde::{Deserialize, Serialize};
+
+use super::Money;
+
+/// Order lifecycle. Transitions only move forward:
+/// received → accepted → preparing → ready → out_for_delivery | completed,
+/// and out_for_delivery → completed.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderStatus {
+    Received,
+    Accepted,
+    Preparing,
+    Ready,
+    OutForDelivery,
+    Completed,
+    Cancelled,
+}
+
+impl OrderStatus {
+    pub const ALL: [OrderStatus; 7] = [
+        OrderStatus::Received,
+        OrderStatus::Accepted,
+        OrderStatus::Preparing,
+        OrderStatus::Ready,
+        OrderStatus::OutForDelivery,
+        OrderStatus::Completed,
+        OrderStatus::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderStatus::Received => "received",
+            OrderStatus::Accepted => "accepted",
+            OrderStatus::Preparing => "preparing",
+            OrderStatus::Ready => "ready",
+            OrderStatus::OutForDelivery => "out_for_delivery",
+            OrderStatus::Completed => "completed",
+            OrderStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<OrderStatus> {
+        OrderStatus::ALL.into_iter().find(|s| s.as_str() == value)
+    }
+
+    /// Whether moving from `self` to `next` is a legal forward transition.
+    pub fn can_move_to(self, next: OrderStatus) -> bool {
+        use OrderStatus::*;
+        matches!(
+            (self, next),
+            (Received, Accepted)
+                | (Accepted, Preparing)
+                | (Preparing, Ready)
+                | (Ready, OutForDelivery)
+                | (Ready, Completed)
+                | (OutForDelivery, Completed)
+        )
+    }
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Fulfillment {
+    Pickup,
+    Delivery,
+    DineIn,
+}
+
+impl Fulfillment {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fulfillment::Pickup => "pickup",
+            Fulfillment::Delivery => "delivery",
+            Fulfillment::DineIn => "dine_in",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Fulfillment> {
+        [Fulfillment::Pickup, Fulfillment::Delivery, Fulfillment::DineIn]
+            .into_iter()
+            .find(|f| f.as_str() == value)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct OrderLine {
+    pub item_id: String,
+    pub item_name: String,
+    pub quantity: u32,
+    pub unit_price: Money,
+    pub line_total: Money,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Order {
+    /// Order ID, e.g. "ord_01j…".
+    pub id: String,
+    /// Short number shown to staff and customers, e.g. "P11-004217".
+    pub number: String,
+    pub location_id: String,
+    pub location_name: String,
+    pub customer_id: String,
+    pub customer_name: String,
+    pub status: OrderStatus,
+    pub fulfillment: Fulfillment,
+    pub total: Money,
+    /// Order lines; empty in list results, filled by the detail call.
+    pub lines: Vec<OrderLine>,
+    /// ISO 8601 with the location's UTC offset.
+    pub created_at: String,
+    /// ISO 8601 with the location's UTC offset.
+    pub updated_at: String,
+}
+
+/// Filters of an order listing, already validated and resolved to tenants.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrderFilter {
+    /// Restrict to these locations (already authorized).
+    pub location_ids: Option<Vec<String>>,
+    /// Restrict to locations of these organizations (already authorized).
+    pub organization_ids: Option<Vec<String>>,
+    pub statuses: Vec<OrderStatus>,
+    /// Inclusive lower bound, Unix milliseconds.
+    pub created_from_ms: Option<i64>,
+    /// Exclusive upper bound, Unix milliseconds.
+    pub created_to_ms: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OrderStatus::*;
+
+    #[test]
+    fn only_forward_transitions_are_legal() {
+        assert!(Received.can_move_to(Accepted));
+        assert!(Ready.can_move_to(Completed));
+        assert!(OutForDelivery.can_move_to(Completed));
+        assert!(!Accepted.can_move_to(Received));
+        assert!(!Received.can_move_to(Ready));
+        assert!(!Completed.can_move_to(Completed));
+        assert!(!Received.can_move_to(Cancelled));
+    }
+}

@@ -1,0 +1,81 @@
+//! Storage of the restaurant data behind one trait, with two real sqlx
+//! implementations: PostgreSQL (production) and SQLite (embedded mode).
+//!
+//! Stores return raw records (amounts in minor units, times in Unix
+//! milliseconds); presentation (locale, timezone offsets) happens in `present`.
+
+use std::future::Future;
+
+use crate::domain::{DomainError, OrderFilter, PageRequest, TenantScope};
+
+pub mod postgres;
+pub mod records;
+pub mod seed;
+pub mod sqlite;
+
+pub use records::*;
+
+/// Everything the tools need from storage. Lists return at most
+/// `page.limit + 1` records so the caller can tell whether a next page exists.
+pub trait Store: Clone + Send + Sync + 'static {
+    /// Applies this backend's migrations.
+    fn migrate(&self) -> impl Future<Output = Result<(), DomainError>> + Send;
+
+    /// Cheap liveness check of the database.
+    fn ping(&self) -> impl Future<Output = Result<(), DomainError>> + Send;
+
+    /// Organizations visible in `scope` (those in `organization_ids`, those owning
+    /// one of `location_ids`, or all), sorted by (name, id).
+    fn list_organizations(
+        &self,
+        scope: &TenantScope,
+        page: &PageRequest,
+    ) -> impl Future<Output = Result<Vec<OrganizationRecord>, DomainError>> + Send;
+
+    fn get_organization(
+        &self,
+        organization_id: &str,
+    ) -> impl Future<Output = Result<Option<OrganizationRecord>, DomainError>> + Send;
+
+    /// Locations of one organization, optionally restricted to `only` ids,
+    /// sorted by (name, id).
+    fn list_locations(
+        &self,
+        organization_id: &str,
+        only: Option<&[String]>,
+        page: &PageRequest,
+    ) -> impl Future<Output = Result<Vec<LocationRecord>, DomainError>> + Send;
+
+    fn get_location(
+        &self,
+        location_id: &str,
+    ) -> impl Future<Output = Result<Option<LocationRecord>, DomainError>> + Send;
+
+    /// Orders matching `filter`, newest first, sorted by (created_at desc, id desc).
+    fn list_orders(
+        &self,
+        filter: &OrderFilter,
+        page: &PageRequest,
+    ) -> impl Future<Output = Result<Vec<OrderRecord>, DomainError>> + Send;
+
+    /// One order and its lines.
+    fn get_order(
+        &self,
+        order_id: &str,
+    ) -> impl Future<Output = Result<Option<(OrderRecord, Vec<OrderLineRecord>)>, DomainError>> + Send;
+
+    /// The real owner of an order: (organization_id, location_id).
+    fn order_owner(
+        &self,
+        order_id: &str,
+    ) -> impl Future<Output = Result<Option<Owner>, DomainError>> + Send;
+
+    /// The real owner of a location.
+    fn location_owner(
+        &self,
+        location_id: &str,
+    ) -> impl Future<Output = Result<Option<Owner>, DomainError>> + Send;
+
+    /// Writes a generated data set (see `seed`) in batches; idempotent on ids.
+    fn load(&self, data: &seed::DataSet) -> impl Future<Output = Result<(), DomainError>> + Send;
+}

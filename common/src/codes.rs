@@ -257,7 +257,10 @@ mod tests {
     fn foreign_statuses_are_classified_by_grpc_code() {
         let decoded = decode_status(&Status::unavailable("connection refused to 10.0.0.1"));
         assert_eq!(decoded.code, ErrorCode::DependencyUnavailable);
-        assert!(!decoded.message.contains("10.0.0.1"), "no internal detail leaks");
+        assert!(
+            !decoded.message.contains("10.0.0.1"),
+            "no internal detail leaks"
+        );
         assert_eq!(
             decode_status(&Status::deadline_exceeded("x")).code,
             ErrorCode::ToolTimeout

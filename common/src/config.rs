@@ -35,7 +35,8 @@ where
     }
     let env: config::Map<String, String> = env
         .into_iter()
-        .filter(|(key, _)| key.starts_with("CHATAIGNE_"))
+        // `CHATAIGNE_CONFIG` names the file itself; it is not a setting.
+        .filter(|(key, _)| key.starts_with("CHATAIGNE_") && key != "CHATAIGNE_CONFIG")
         .collect();
     builder = builder.add_source(
         config::Environment::with_prefix("CHATAIGNE")
@@ -43,9 +44,10 @@ where
             .separator("__")
             .try_parsing(true)
             .list_separator(",")
-            .with_list_parse_key("gateway.allowed_cidrs")
-            .with_list_parse_key("gateway.trusted_proxies")
-            .with_list_parse_key("gateway.allowed_origins")
+            .with_list_parse_key("allowed_cidrs")
+            .with_list_parse_key("trusted_proxies")
+            .with_list_parse_key("allowed_origins")
+            .with_list_parse_key("cursor.keys")
             .source(Some(env)),
     );
     Ok(builder.build()?.try_deserialize()?)
@@ -83,13 +85,18 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("chataigne-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("svc.toml");
-        std::fs::write(&file, "listen = \"0.0.0.0:8080\"\n[database]\nmax_connections = 9\n").unwrap();
+        std::fs::write(
+            &file,
+            "listen = \"0.0.0.0:8080\"\n[database]\nmax_connections = 9\n",
+        )
+        .unwrap();
         let env = vec![
             (
                 "CHATAIGNE_DATABASE__URL".to_owned(),
                 "postgres://db/x".to_owned(),
             ),
             ("OTHER_VAR".to_owned(), "ignored".to_owned()),
+            ("CHATAIGNE_CONFIG".to_owned(), "svc.toml".to_owned()),
         ];
         let loaded: Sample = load_from_env(&defaults(), Some(&file), env).unwrap();
         assert_eq!(loaded.listen, "0.0.0.0:8080");

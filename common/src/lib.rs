@@ -3,9 +3,9 @@
 //! shutdown signal.
 
 pub mod codes;
+pub mod config;
 pub mod demo;
 pub mod scopes;
-pub mod config;
 pub mod shutdown;
 pub mod telemetry;
 pub mod testing;

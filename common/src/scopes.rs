@@ -37,7 +37,9 @@ pub const ADMIN_SCOPES: &[&str] = &["admin.organizations.create", "admin.locatio
 
 /// Whether `scope` is one the product knows.
 pub fn is_known(scope: &str) -> bool {
-    IDENTITY_SCOPES.contains(&scope) || BUSINESS_SCOPES.contains(&scope) || ADMIN_SCOPES.contains(&scope)
+    IDENTITY_SCOPES.contains(&scope)
+        || BUSINESS_SCOPES.contains(&scope)
+        || ADMIN_SCOPES.contains(&scope)
 }
 
 /// Every scope, for `scopes_supported` in metadata documents.

@@ -31,7 +31,11 @@ pub async fn fresh_postgres_database(prefix: &str) -> Option<String> {
     };
     let name = format!(
         "{prefix}_{}",
-        uuid::Uuid::new_v4().simple().to_string().get(..16).unwrap_or("x")
+        uuid::Uuid::new_v4()
+            .simple()
+            .to_string()
+            .get(..16)
+            .unwrap_or("x")
     );
     let create = format!("CREATE DATABASE \"{name}\"");
     if let Err(error) = admin.execute(sqlx::AssertSqlSafe(create)).await {
@@ -54,5 +58,6 @@ fn unreachable_postgres(url: &str, error: &str) -> Option<String> {
 
 /// URL of the Redis server tests use; `CHATAIGNE_TEST_REDIS_URL` overrides it.
 pub fn redis_url() -> String {
-    std::env::var("CHATAIGNE_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+    std::env::var("CHATAIGNE_TEST_REDIS_URL")
+        .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
 }

@@ -1,1 +1,39 @@
-fn main() {}
+//! The gateway binary: loads configuration (defaults, optional file, then
+//! `CHATAIGNE_*` variables), starts JSON logs, binds both listeners and serves
+//! until SIGTERM or Ctrl-C.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use chataigne_common::telemetry::{self, LogFormat};
+use chataigne_gateway::{Config, Listeners};
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "Chataigne MCP gateway (Streamable HTTP)")]
+struct Args {
+    /// TOML configuration file; `CHATAIGNE_*` variables override it.
+    #[arg(long, env = "CHATAIGNE_CONFIG")]
+    config: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let config: Config =
+        chataigne_common::config::load(&Config::default(), args.config.as_deref())?;
+    config.validate()?;
+    telemetry::init("gateway", LogFormat::Json);
+    let public = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .with_context(|| format!("binding {}", config.listen))?;
+    let internal = tokio::net::TcpListener::bind(&config.internal_listen)
+        .await
+        .with_context(|| format!("binding {}", config.internal_listen))?;
+    chataigne_gateway::run(
+        config,
+        Listeners { public, internal },
+        chataigne_common::shutdown::signal(),
+    )
+    .await
+}

@@ -1,1 +1,56 @@
-fn main() {}
+//! Embedded Chataigne: the whole stack on loopback with SQLite files and the
+//! demo tenant set. Prints the MCP URL, a demo manager's bearer token and a
+//! ready `curl` line, then serves until Ctrl-C or SIGTERM.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chataigne_common::telemetry::{self, LogFormat};
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "Run the whole Chataigne MCP stack locally (embedded mode)")]
+struct Args {
+    /// Directory of the SQLite databases.
+    #[arg(long, default_value = ".chataigne", env = "CHATAIGNE_DATA_DIR")]
+    data_dir: PathBuf,
+    /// Port of the MCP endpoint on 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = 8080, env = "CHATAIGNE_PORT")]
+    port: u16,
+    /// Lifetime of the printed demo token, in hours.
+    #[arg(long, default_value_t = 12)]
+    token_hours: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    telemetry::init("chataigne", LogFormat::Text);
+    std::fs::create_dir_all(&args.data_dir)?;
+    let mut config = chataigne::StackConfig::embedded(&args.data_dir);
+    config.gateway_port = args.port;
+    let mut stack = chataigne::start(config).await?;
+    let token = stack
+        .token_for(
+            chataigne_common::demo::USER_MANAGER,
+            &chataigne_common::demo::demo_token_scopes(),
+            Some(Duration::from_secs(args.token_hours * 3600)),
+        )
+        .await?;
+    println!("MCP_URL={}", stack.mcp_url);
+    println!("MCP_TOKEN={token}");
+    println!(
+        "curl -sS {} -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' \
+-H 'Accept: application/json, text/event-stream' \
+-d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"chataigne_orders_list\",\"arguments\":{{\"limit\":3}}}}}}'",
+        stack.mcp_url
+    );
+    let failed = tokio::select! {
+        () = chataigne_common::shutdown::signal() => None,
+        result = stack.stopped() => Some(result),
+    };
+    match failed {
+        None => stack.shutdown().await,
+        Some(result) => result,
+    }
+}

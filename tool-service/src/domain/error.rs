@@ -7,6 +7,9 @@ pub enum DomainError {
     /// Arguments failed validation.
     #[error("invalid arguments")]
     InvalidArguments(Vec<FieldViolation>),
+    /// No tool of that name exists.
+    #[error("unknown tool {0}")]
+    UnknownTool(String),
     /// A cursor that was not issued for this tool, filters and caller, or expired.
     #[error("invalid cursor")]
     CursorInvalid,

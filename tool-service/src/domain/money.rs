@@ -61,7 +61,10 @@ mod tests {
     #[test]
     fn formats_by_locale() {
         assert_eq!(Money::new(1250, "EUR", "fr-FR").display, "12,50 €");
-        assert_eq!(Money::new(123456789, "EUR", "fr").display, "1\u{202f}234\u{202f}567,89 €");
+        assert_eq!(
+            Money::new(123456789, "EUR", "fr").display,
+            "1\u{202f}234\u{202f}567,89 €"
+        );
         assert_eq!(Money::new(1250, "USD", "en-US").display, "$12.50");
         assert_eq!(Money::new(-5, "USD", "en").display, "-$0.05");
         assert_eq!(Money::new(100000, "CHF", "en").display, "CHF 1,000.00");

@@ -7,9 +7,7 @@ use super::Money;
 /// Order lifecycle. Transitions only move forward:
 /// received → accepted → preparing → ready → out_for_delivery | completed,
 /// and out_for_delivery → completed.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OrderStatus {
     Received,
@@ -63,9 +61,7 @@ impl OrderStatus {
     }
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Fulfillment {
     Pickup,
@@ -83,9 +79,13 @@ impl Fulfillment {
     }
 
     pub fn parse(value: &str) -> Option<Fulfillment> {
-        [Fulfillment::Pickup, Fulfillment::Delivery, Fulfillment::DineIn]
-            .into_iter()
-            .find(|f| f.as_str() == value)
+        [
+            Fulfillment::Pickup,
+            Fulfillment::Delivery,
+            Fulfillment::DineIn,
+        ]
+        .into_iter()
+        .find(|f| f.as_str() == value)
     }
 }
 
@@ -111,7 +111,8 @@ pub struct Order {
     pub status: OrderStatus,
     pub fulfillment: Fulfillment,
     pub total: Money,
-    /// Order lines; empty in list results, filled by the detail call.
+    /// Order lines; present in the detail call only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<OrderLine>,
     /// ISO 8601 with the location's UTC offset.
     pub created_at: String,

@@ -8,12 +8,18 @@ use std::future::Future;
 
 use crate::domain::{DomainError, OrderFilter, PageRequest, TenantScope};
 
+mod load;
+mod options;
 pub mod postgres;
 pub mod records;
 pub mod seed;
+mod sql;
 pub mod sqlite;
 
+pub use options::StoreOptions;
+pub use postgres::PgStore;
 pub use records::*;
+pub use sqlite::SqliteStore;
 
 /// Everything the tools need from storage. Lists return at most
 /// `page.limit + 1` records so the caller can tell whether a next page exists.

@@ -1,0 +1,147 @@
+//! The auth-service application: built from configuration (database,
+//! migrations, signing keys, optional demo seed), then served on a gRPC and
+//! an HTTP listener until a shutdown future resolves. Cheap to clone.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use anyhow::Context;
+use futures::FutureExt;
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::core::Core;
+use crate::error::AuthError;
+use crate::model::{Access, Authenticated, Principal};
+use crate::tokens::Tokens;
+use crate::{grpc, http, keys, seed, store};
+
+/// The two listeners the service serves on, bound by the caller.
+pub struct Listeners {
+    pub grpc: TcpListener,
+    pub http: TcpListener,
+}
+
+/// A built auth-service: serve it, or drive its management API.
+#[derive(Clone)]
+pub struct AuthApp {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: Config,
+    core: Arc<Core>,
+}
+
+impl AuthApp {
+    /// Validates `config`, connects to the database named by its URL scheme,
+    /// applies migrations, seeds the demo set if asked, and loads (or creates)
+    /// the signing key.
+    pub async fn build(config: Config) -> anyhow::Result<AuthApp> {
+        config.validate()?;
+        let store = store::connect(&config.database).await?;
+        if config.seed_demo {
+            seed::seed_demo(&*store)
+                .await
+                .map_err(|e| anyhow::anyhow!("seeding the demo data: {e}"))?;
+        }
+        let keys = keys::load_or_generate(&*store).await?;
+        let issuer = config.resolved_issuer();
+        if config.issuer.is_empty() {
+            tracing::warn!(%issuer, "issuer not configured; derived from the HTTP listen address");
+        }
+        let core = Core::new(store, Tokens::new(keys, issuer), config.assertion_ttl_secs);
+        Ok(AuthApp {
+            inner: Arc::new(Inner {
+                config,
+                core: Arc::new(core),
+            }),
+        })
+    }
+
+    /// Serves the gRPC AuthService and the HTTP endpoints until `shutdown`
+    /// resolves; in-flight requests finish first.
+    pub async fn serve(
+        self,
+        listeners: Listeners,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let shutdown = shutdown.shared();
+        let grpc_addr = listeners.grpc.local_addr()?;
+        let http_addr = listeners.http.local_addr()?;
+        tracing::info!(grpc = %grpc_addr, http = %http_addr, issuer = %self.issuer(), "auth-service serving");
+        let grpc = grpc::serve(self.inner.core.clone(), listeners.grpc, shutdown.clone());
+        let router = http::router(self.issuer(), self.inner.core.tokens().keys().jwks());
+        let http = async move {
+            axum::serve(listeners.http, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+                .context("HTTP server")
+        };
+        tokio::try_join!(grpc, http)?;
+        tracing::info!("auth-service stopped");
+        Ok(())
+    }
+
+    /// The issuer URL written into every token.
+    pub fn issuer(&self) -> &str {
+        self.inner.core.tokens().issuer()
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// The published JWK Set.
+    pub fn jwks(&self) -> serde_json::Value {
+        self.inner.core.tokens().keys().jwks().clone()
+    }
+
+    /// In-process `Authenticate` (same checks as the gRPC call).
+    pub async fn authenticate(
+        &self,
+        access_token: &str,
+        resource: &str,
+    ) -> Result<Authenticated, AuthError> {
+        self.inner.core.authenticate(access_token, resource).await
+    }
+
+    /// In-process `Authorize` (same checks as the gRPC call).
+    pub async fn authorize(
+        &self,
+        assertion: &str,
+        permission: &str,
+        organization_id: &str,
+        location_id: Option<&str>,
+    ) -> Result<Principal, AuthError> {
+        self.inner
+            .core
+            .authorize(assertion, permission, organization_id, location_id)
+            .await
+    }
+
+    /// In-process `ResolveAccess` (same checks as the gRPC call).
+    pub async fn resolve_access(
+        &self,
+        assertion: &str,
+        permission: &str,
+    ) -> Result<Access, AuthError> {
+        self.inner.core.resolve_access(assertion, permission).await
+    }
+
+    pub(crate) fn core(&self) -> &Core {
+        &self.inner.core
+    }
+}
+
+/// Builds the service from `config` and serves it until `shutdown` resolves.
+pub async fn run(
+    config: Config,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    AuthApp::build(config)
+        .await?
+        .serve(listeners, shutdown)
+        .await
+}

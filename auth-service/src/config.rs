@@ -1,0 +1,368 @@
+//! Typed configuration of the auth-service (listeners, issuer, database,
+//! token lifetimes), with defaults for embedded mode and a validation pass
+//! run at start-up.
+
+use std::net::SocketAddr;
+
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+
+/// Everything the auth-service needs to start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// gRPC listen address (AuthService).
+    pub grpc_listen: String,
+    /// HTTP listen address (JWKS, authorization-server metadata).
+    pub http_listen: String,
+    /// Public base URL of the authorization server, without a trailing slash.
+    /// Empty: `http://<http_listen>`.
+    pub issuer: String,
+    pub database: DatabaseConfig,
+    /// Lifetime of access tokens issued through the management API.
+    pub access_token_ttl_secs: u64,
+    /// Lifetime of principal assertions returned by `Authenticate`.
+    pub assertion_ttl_secs: u64,
+    /// Lifetime of a sign-in session.
+    pub session_ttl_secs: u64,
+    /// Load the demo users, roles and client at start (idempotent).
+    pub seed_demo: bool,
+    /// How often signing keys are re-read from the database (rotation by
+    /// another replica or the admin command).
+    pub key_reload_secs: u64,
+    pub oauth: OAuthConfig,
+}
+
+/// The authorization server's endpoints and policies.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OAuthConfig {
+    /// Resources (RFC 8707) tokens may be issued for: an exact URL, or a
+    /// prefix when the entry ends with `/`. Empty: no authorization-code flow.
+    pub allowed_resources: Vec<String>,
+    /// Lifetime of an authorization code.
+    pub code_ttl_secs: u64,
+    /// Lifetime of a refresh token (each refresh issues a new one).
+    pub refresh_token_ttl_secs: u64,
+    /// Lifetime of the sign-in cookie of the consent page.
+    pub browser_session_ttl_secs: u64,
+    /// Audience of service-account tokens (`client_credentials`): the tool-service.
+    pub service_audience: String,
+    /// RFC 7591 dynamic client registration at `/register`.
+    pub dynamic_registration: bool,
+    /// Accept `https://` client ids naming a Client ID Metadata Document.
+    pub client_metadata_documents: bool,
+    /// Also accept `http://` metadata document URLs on loopback (tests only).
+    pub client_metadata_allow_http_loopback: bool,
+    /// How long a fetched metadata document is reused.
+    pub client_metadata_cache_secs: u64,
+    /// Tests only: `/authorize` signs this user in and approves without a
+    /// page. Refused unless the issuer is an `http://` loopback URL.
+    pub auto_approve_user_for_tests: String,
+}
+
+impl Default for OAuthConfig {
+    fn default() -> Self {
+        OAuthConfig {
+            allowed_resources: Vec::new(),
+            code_ttl_secs: 60,
+            refresh_token_ttl_secs: 30 * 24 * 3600,
+            browser_session_ttl_secs: 12 * 3600,
+            service_audience: "urn:chataigne:tool-service".to_owned(),
+            dynamic_registration: false,
+            client_metadata_documents: true,
+            client_metadata_allow_http_loopback: false,
+            client_metadata_cache_secs: 300,
+            auto_approve_user_for_tests: String::new(),
+        }
+    }
+}
+
+impl OAuthConfig {
+    /// Whether tokens may be issued for `resource`.
+    pub fn resource_allowed(&self, resource: &str) -> bool {
+        self.allowed_resources.iter().any(|allowed| {
+            resource == allowed || (allowed.ends_with('/') && resource.starts_with(allowed.as_str()))
+        })
+    }
+
+    fn validate(&self, issuer: &str) -> anyhow::Result<()> {
+        for resource in &self.allowed_resources {
+            anyhow::ensure!(
+                (resource.starts_with("https://") || resource.starts_with("http://"))
+                    && !resource.contains(['#', '?']),
+                "oauth.allowed_resources entries must be http(s) URLs without query or fragment"
+            );
+        }
+        anyhow::ensure!(
+            (10..=600).contains(&self.code_ttl_secs),
+            "oauth.code_ttl_secs must be between 10 and 600"
+        );
+        anyhow::ensure!(
+            (60..=366 * 24 * 3600).contains(&self.refresh_token_ttl_secs),
+            "oauth.refresh_token_ttl_secs must be between 60 and a year"
+        );
+        anyhow::ensure!(
+            (60..=30 * 24 * 3600).contains(&self.browser_session_ttl_secs),
+            "oauth.browser_session_ttl_secs must be between 60 and 30 days"
+        );
+        anyhow::ensure!(
+            !self.service_audience.is_empty() && self.service_audience.len() <= 256,
+            "oauth.service_audience must be set"
+        );
+        anyhow::ensure!(
+            self.client_metadata_cache_secs <= 24 * 3600,
+            "oauth.client_metadata_cache_secs must be at most a day"
+        );
+        if !self.auto_approve_user_for_tests.is_empty() {
+            anyhow::ensure!(
+                is_loopback_http(issuer),
+                "oauth.auto_approve_user_for_tests is for tests only: it needs an http:// loopback issuer"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `http://127.0.0.1…`, `http://localhost…` or `http://[::1]…`.
+pub fn is_loopback_http(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = match host.rsplit_once(':') {
+        Some((h, port)) if !h.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => host,
+    };
+    matches!(host, "127.0.0.1" | "localhost" | "[::1]")
+}
+
+/// Where and how to reach the database.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseConfig {
+    /// `postgres://…` (production) or `sqlite:…` (embedded). May hold a password.
+    #[serde(serialize_with = "serialize_secret")]
+    pub url: SecretString,
+    pub max_connections: u32,
+    /// Bound on opening (and waiting for) a connection.
+    pub connect_timeout_ms: u64,
+    /// Bound on any statement (Postgres `statement_timeout`, SQLite busy timeout).
+    pub statement_timeout_ms: u64,
+}
+
+impl DatabaseConfig {
+    /// The connection URL. Never log it.
+    pub fn url(&self) -> &str {
+        self.url.expose_secret()
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            grpc_listen: "127.0.0.1:50051".to_owned(),
+            http_listen: "127.0.0.1:8081".to_owned(),
+            issuer: String::new(),
+            database: DatabaseConfig::default(),
+            access_token_ttl_secs: 900,
+            assertion_ttl_secs: 120,
+            session_ttl_secs: 30 * 24 * 3600,
+            seed_demo: false,
+            key_reload_secs: 60,
+            oauth: OAuthConfig::default(),
+        }
+    }
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        DatabaseConfig {
+            url: SecretString::from("sqlite://chataigne-auth.db?mode=rwc"),
+            max_connections: 10,
+            connect_timeout_ms: 3_000,
+            statement_timeout_ms: 5_000,
+        }
+    }
+}
+
+impl Config {
+    /// Rejects configurations that cannot work, naming the field at fault.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        for (field, value) in [
+            ("grpc_listen", &self.grpc_listen),
+            ("http_listen", &self.http_listen),
+        ] {
+            anyhow::ensure!(
+                value.parse::<SocketAddr>().is_ok(),
+                "{field} must be an IP address and port, e.g. 127.0.0.1:8081"
+            );
+        }
+        if !self.issuer.is_empty() {
+            let rest = self
+                .issuer
+                .strip_prefix("https://")
+                .or_else(|| self.issuer.strip_prefix("http://"));
+            anyhow::ensure!(
+                rest.is_some_and(|host| !host.is_empty()),
+                "issuer must be an http(s) URL"
+            );
+            anyhow::ensure!(
+                !self.issuer.contains(['?', '#']),
+                "issuer must not contain a query or a fragment"
+            );
+        }
+        let url = self.database.url();
+        anyhow::ensure!(
+            url.starts_with("postgres://")
+                || url.starts_with("postgresql://")
+                || url.starts_with("sqlite:"),
+            "database.url must start with postgres:// or sqlite:"
+        );
+        anyhow::ensure!(
+            (1..=1_000).contains(&self.database.max_connections),
+            "database.max_connections must be between 1 and 1000"
+        );
+        anyhow::ensure!(
+            (1..=60_000).contains(&self.database.connect_timeout_ms),
+            "database.connect_timeout_ms must be between 1 and 60000"
+        );
+        anyhow::ensure!(
+            (1..=600_000).contains(&self.database.statement_timeout_ms),
+            "database.statement_timeout_ms must be between 1 and 600000"
+        );
+        anyhow::ensure!(
+            (1..=86_400).contains(&self.access_token_ttl_secs),
+            "access_token_ttl_secs must be between 1 and 86400"
+        );
+        anyhow::ensure!(
+            (1..=3_600).contains(&self.assertion_ttl_secs),
+            "assertion_ttl_secs must be between 1 and 3600"
+        );
+        anyhow::ensure!(
+            self.session_ttl_secs >= self.access_token_ttl_secs
+                && self.session_ttl_secs <= 366 * 24 * 3600,
+            "session_ttl_secs must be at least access_token_ttl_secs and at most a year"
+        );
+        anyhow::ensure!(
+            (1..=3_600).contains(&self.key_reload_secs),
+            "key_reload_secs must be between 1 and 3600"
+        );
+        self.oauth.validate(&self.resolved_issuer())
+    }
+
+    /// The issuer URL: the configured one without a trailing slash, or one
+    /// derived from the HTTP listen address.
+    pub fn resolved_issuer(&self) -> String {
+        if self.issuer.is_empty() {
+            format!("http://{}", self.http_listen)
+        } else {
+            self.issuer.trim_end_matches('/').to_owned()
+        }
+    }
+}
+
+fn serialize_secret<S: serde::Serializer>(secret: &SecretString, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(secret.expose_secret())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        let config = Config::default();
+        assert!(config.validate().is_ok());
+        assert_eq!(config.resolved_issuer(), "http://127.0.0.1:8081");
+    }
+
+    type Mutation = Box<dyn Fn(&mut Config)>;
+
+    #[test]
+    fn nonsense_values_are_rejected_with_the_field_name() {
+        let cases: Vec<(Mutation, &str)> = vec![
+            (
+                Box::new(|c| c.grpc_listen = "nowhere".into()),
+                "grpc_listen",
+            ),
+            (Box::new(|c| c.issuer = "ftp://x".into()), "issuer"),
+            (Box::new(|c| c.issuer = "https://x/?a=1".into()), "issuer"),
+            (
+                Box::new(|c| c.database.url = SecretString::from("mysql://x")),
+                "database.url",
+            ),
+            (
+                Box::new(|c| c.database.max_connections = 0),
+                "max_connections",
+            ),
+            (
+                Box::new(|c| c.access_token_ttl_secs = 0),
+                "access_token_ttl",
+            ),
+            (Box::new(|c| c.assertion_ttl_secs = 99_999), "assertion_ttl"),
+            (Box::new(|c| c.session_ttl_secs = 10), "session_ttl"),
+            (
+                Box::new(|c| c.oauth.allowed_resources = vec!["ftp://x".into()]),
+                "allowed_resources",
+            ),
+            (Box::new(|c| c.oauth.code_ttl_secs = 0), "code_ttl"),
+            (
+                Box::new(|c| {
+                    c.issuer = "https://auth.example".into();
+                    c.oauth.auto_approve_user_for_tests = "usr_1".into();
+                }),
+                "auto_approve_user_for_tests",
+            ),
+        ];
+        for (mutate, field) in cases {
+            let mut config = Config::default();
+            mutate(&mut config);
+            let error = config.validate().err().map(|e| e.to_string());
+            assert!(
+                error.as_deref().is_some_and(|e| e.contains(field)),
+                "{field}: {error:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn auto_approve_is_accepted_only_on_a_loopback_http_issuer() {
+        let mut config = Config::default();
+        config.oauth.auto_approve_user_for_tests = "usr_1".into();
+        assert!(config.validate().is_ok(), "default issuer is loopback http");
+        for issuer in ["https://127.0.0.1:8081", "http://auth.example", "http://127.0.0.1.evil"] {
+            config.issuer = issuer.into();
+            assert!(config.validate().is_err(), "{issuer}");
+        }
+    }
+
+    #[test]
+    fn resources_match_exactly_or_by_slash_prefix() {
+        let oauth = OAuthConfig {
+            allowed_resources: vec!["https://mcp.example/mcp/v1".into(), "https://x.example/mcp/".into()],
+            ..OAuthConfig::default()
+        };
+        assert!(oauth.resource_allowed("https://mcp.example/mcp/v1"));
+        assert!(!oauth.resource_allowed("https://mcp.example/mcp/v1/extra"));
+        assert!(!oauth.resource_allowed("https://mcp.example/mcp/v2"));
+        assert!(oauth.resource_allowed("https://x.example/mcp/v2"));
+        assert!(!oauth.resource_allowed("https://x.example/other"));
+    }
+
+    #[test]
+    fn debug_never_prints_the_database_url() {
+        let mut config = Config::default();
+        config.database.url = SecretString::from("postgres://u:hunter2@db/auth");
+        assert!(!format!("{config:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn configured_issuer_loses_its_trailing_slash() {
+        let config = Config {
+            issuer: "https://auth.example/".into(),
+            ..Config::default()
+        };
+        assert_eq!(config.resolved_issuer(), "https://auth.example");
+    }
+}

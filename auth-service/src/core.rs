@@ -1,0 +1,254 @@
+//! The three operations of the AuthService, independent of any transport:
+//! authenticate an access token, authorize one permission on one target, and
+//! resolve the tenants where a permission is held. Every call reads live state.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::{AuthError, AuthFailure};
+use crate::model::{Access, Authenticated, LiveState, Principal, now_ms};
+use crate::store::Store;
+use crate::store::oauth::ClientKind;
+use crate::tokens::{Claims, INTERNAL_AUDIENCE, TokenKind, Tokens};
+use crate::{keys, live};
+
+/// Least time between two key reloads triggered by an unknown `kid`.
+const UNKNOWN_KID_RELOAD_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Verification and live authorization over a store and a key ring.
+pub struct Core {
+    store: Arc<dyn Store>,
+    tokens: Tokens,
+    assertion_ttl_secs: i64,
+    service_audience: String,
+    last_reload: Mutex<Option<Instant>>,
+}
+
+/// Who an internal credential speaks for.
+enum Internal {
+    /// A principal assertion minted by `Authenticate`.
+    Assertion(Claims),
+    /// A service-account access token (`client_credentials`).
+    Service(Claims),
+}
+
+impl Core {
+    pub fn new(
+        store: Arc<dyn Store>,
+        tokens: Tokens,
+        assertion_ttl_secs: u64,
+        service_audience: String,
+    ) -> Core {
+        Core {
+            store,
+            tokens,
+            assertion_ttl_secs: i64::try_from(assertion_ttl_secs).unwrap_or(120),
+            service_audience,
+            last_reload: Mutex::new(None),
+        }
+    }
+
+    pub fn service_audience(&self) -> &str {
+        &self.service_audience
+    }
+
+    /// Re-reads the signing keys from the store.
+    pub async fn reload_keys(&self) -> anyhow::Result<()> {
+        let ring = keys::reload(self.store()).await?;
+        self.tokens.replace_keys(ring);
+        if let Ok(mut last) = self.last_reload.lock() {
+            *last = Some(Instant::now());
+        }
+        Ok(())
+    }
+
+    /// Verifies a token, first reloading the keys (at most every
+    /// [`UNKNOWN_KID_RELOAD_INTERVAL`]) when its `kid` is unknown here: another
+    /// replica or the admin command may have rotated the key.
+    pub async fn verify(
+        &self,
+        kind: TokenKind,
+        token: &str,
+        audience: &str,
+        now_ms: i64,
+    ) -> Result<Claims, AuthError> {
+        if !self.tokens.knows_kid_of(token) && self.reload_due() {
+            if let Err(error) = self.reload_keys().await {
+                tracing::warn!(%error, "reloading signing keys failed");
+            }
+        }
+        Ok(self.tokens.verify(kind, token, audience, now_ms / 1000)?)
+    }
+
+    fn reload_due(&self) -> bool {
+        match self.last_reload.lock() {
+            Ok(mut last) => {
+                let due = last.is_none_or(|at| at.elapsed() >= UNKNOWN_KID_RELOAD_INTERVAL);
+                if due {
+                    *last = Some(Instant::now());
+                }
+                due
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub fn store(&self) -> &dyn Store {
+        &*self.store
+    }
+
+    pub fn tokens(&self) -> &Tokens {
+        &self.tokens
+    }
+
+    /// Verifies `access_token` for `resource`, re-checks the live state and
+    /// signs a principal assertion (expiring no later than the token).
+    pub async fn authenticate(
+        &self,
+        access_token: &str,
+        resource: &str,
+    ) -> Result<Authenticated, AuthError> {
+        let now = now_ms();
+        let claims = self
+            .verify(TokenKind::Access, access_token, resource, now)
+            .await?;
+        let state = self.store.live_state(&claims.sid).await?;
+        require_kind(state.as_ref(), false)?;
+        let principal = live::evaluate(state.as_ref(), &claims, now)?;
+        let iat = now / 1000;
+        let exp = (iat + self.assertion_ttl_secs).min(claims.exp);
+        let assertion = self.tokens.sign(
+            TokenKind::Assertion,
+            &Claims {
+                iss: self.tokens.issuer().to_owned(),
+                sub: principal.user_id.clone(),
+                aud: INTERNAL_AUDIENCE.to_owned(),
+                client_id: principal.client_id.clone(),
+                scope: principal.scopes.join(" "),
+                sid: principal.session_id.clone(),
+                exp,
+                iat,
+                jti: uuid::Uuid::new_v4().simple().to_string(),
+            },
+        )?;
+        Ok(Authenticated {
+            principal,
+            assertion,
+            assertion_expires_at: exp,
+        })
+    }
+
+    /// Allows `permission` on the organization (or its location) when the
+    /// principal still holds the scope and is a platform admin or has a
+    /// current membership there whose role grants it.
+    pub async fn authorize(
+        &self,
+        assertion: &str,
+        permission: &str,
+        organization_id: &str,
+        location_id: Option<&str>,
+    ) -> Result<Principal, AuthError> {
+        let now = now_ms();
+        let (claims, service) = self.verify_internal(assertion, now).await?;
+        let found = self
+            .store
+            .live_state_with_grant(&claims.sid, permission, organization_id, location_id)
+            .await?;
+        let (state, granted) = match found {
+            Some((state, granted)) => (Some(state), granted),
+            None => (None, false),
+        };
+        require_kind(state.as_ref(), service)?;
+        let principal = live::evaluate(state.as_ref(), &claims, now)?;
+        require_scope(&principal, permission)?;
+        if principal.platform_admin || granted {
+            Ok(principal)
+        } else {
+            Err(AuthError::Forbidden)
+        }
+    }
+
+    /// The tenants on which the principal currently holds `permission`.
+    pub async fn resolve_access(
+        &self,
+        assertion: &str,
+        permission: &str,
+    ) -> Result<Access, AuthError> {
+        let now = now_ms();
+        let (claims, service) = self.verify_internal(assertion, now).await?;
+        let state = self.store.live_state(&claims.sid).await?;
+        require_kind(state.as_ref(), service)?;
+        let principal = live::evaluate(state.as_ref(), &claims, now)?;
+        require_scope(&principal, permission)?;
+        if principal.platform_admin {
+            return Ok(Access {
+                principal,
+                all_tenants: true,
+                organization_ids: Vec::new(),
+                location_ids: Vec::new(),
+            });
+        }
+        let mut organization_ids = Vec::new();
+        let mut location_ids = Vec::new();
+        for grant in self.store.grants(&principal.user_id, permission).await? {
+            let (ids, id) = match grant.location_id {
+                None => (&mut organization_ids, grant.organization_id),
+                Some(location_id) => (&mut location_ids, location_id),
+            };
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        Ok(Access {
+            principal,
+            all_tenants: false,
+            organization_ids,
+            location_ids,
+        })
+    }
+
+    /// Verifies the credential an internal caller presents: a principal
+    /// assertion, or a service-account access token for the service audience.
+    /// Returns the claims and whether it is a service-account token.
+    async fn verify_internal(
+        &self,
+        credential: &str,
+        now_ms: i64,
+    ) -> Result<(Claims, bool), AuthError> {
+        let verified = match Tokens::claimed_kind(credential) {
+            Some(TokenKind::Access) => Internal::Service(
+                self.verify(TokenKind::Access, credential, &self.service_audience, now_ms)
+                    .await?,
+            ),
+            _ => Internal::Assertion(
+                self.verify(TokenKind::Assertion, credential, INTERNAL_AUDIENCE, now_ms)
+                    .await?,
+            ),
+        };
+        Ok(match verified {
+            Internal::Assertion(claims) => (claims, false),
+            Internal::Service(claims) => (claims, true),
+        })
+    }
+}
+
+/// Service-account tokens must come from service clients, and user tokens
+/// (and the assertions made from them) from user clients.
+fn require_kind(state: Option<&LiveState>, service: bool) -> Result<(), AuthFailure> {
+    match state {
+        Some(state) if (state.client_kind == ClientKind::Service.as_str()) != service => {
+            Err(AuthFailure::TokenInvalid)
+        }
+        _ => Ok(()),
+    }
+}
+
+fn require_scope(principal: &Principal, permission: &str) -> Result<(), AuthError> {
+    if principal.has_scope(permission) {
+        Ok(())
+    } else {
+        Err(AuthError::ScopeRequired {
+            scope: permission.to_owned(),
+        })
+    }
+}

@@ -1,0 +1,151 @@
+//! The SQL shared by both backends (SQLite accepts `$N` placeholders, times are
+//! BIGINT Unix milliseconds everywhere) and the rows it decodes into.
+
+use crate::model::{Grant, LiveState};
+
+/// Columns of the live check: session ⋈ user ⋈ client ⟕ consent.
+macro_rules! live_select {
+    () => {
+        "SELECT s.user_id, s.client_id, s.expires_at AS session_expires_at, \
+                s.revoked_at AS session_revoked_at, u.status AS user_status, \
+                u.platform_admin, u.display_name, c.enabled AS client_enabled, c.kind AS client_kind, \
+                k.scopes AS consent_scopes, k.revoked_at AS consent_revoked_at"
+    };
+}
+
+macro_rules! live_from {
+    () => {
+        " FROM sessions s \
+          JOIN users u ON u.id = s.user_id \
+          JOIN oauth_clients c ON c.client_id = s.client_id \
+          LEFT JOIN consents k ON k.user_id = s.user_id AND k.client_id = s.client_id \
+          WHERE s.id = $1"
+    };
+}
+
+pub(super) const LIVE_STATE: &str = concat!(live_select!(), live_from!());
+
+/// `$2` permission, `$3` organization, `$4` location (NULL: organization-level only).
+pub(super) const LIVE_STATE_WITH_GRANT: &str = concat!(
+    live_select!(),
+    ", (SELECT COUNT(*) FROM memberships m \
+        JOIN role_permissions rp ON rp.role = m.role AND rp.permission = $2 \
+        WHERE m.user_id = s.user_id AND m.organization_id = $3 \
+          AND (m.location_id IS NULL OR m.location_id = $4)) AS grant_count",
+    live_from!()
+);
+
+pub(super) const GRANTS: &str = "SELECT m.organization_id, m.location_id FROM memberships m \
+     JOIN role_permissions rp ON rp.role = m.role AND rp.permission = $2 \
+     WHERE m.user_id = $1 ORDER BY m.organization_id, m.location_id";
+
+pub(super) const ACTIVE_SIGNING_KEYS: &str = "SELECT kid, pkcs8, created_at FROM signing_keys \
+     WHERE retired_at IS NULL ORDER BY created_at, kid";
+pub(super) const INSERT_SIGNING_KEY: &str =
+    "INSERT INTO signing_keys (kid, pkcs8, created_at) VALUES ($1, $2, $3)";
+
+pub(super) const USER_EXISTS: &str = "SELECT COUNT(*) FROM users WHERE id = $1";
+pub(super) const CLIENT_EXISTS: &str = "SELECT COUNT(*) FROM oauth_clients WHERE client_id = $1";
+
+pub(super) const INSERT_SESSION: &str = "INSERT INTO sessions (id, user_id, client_id, created_at, expires_at) \
+     VALUES ($1, $2, $3, $4, $5)";
+pub(super) const REVOKE_SESSION: &str =
+    "UPDATE sessions SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1";
+
+pub(super) const CONSENT: &str =
+    "SELECT scopes, revoked_at FROM consents WHERE user_id = $1 AND client_id = $2";
+pub(super) const GRANT_CONSENT: &str = "INSERT INTO consents (user_id, client_id, scopes, granted_at) \
+     VALUES ($1, $2, $3, $4) \
+     ON CONFLICT (user_id, client_id) DO UPDATE \
+     SET scopes = excluded.scopes, granted_at = excluded.granted_at, revoked_at = NULL";
+pub(super) const REVOKE_CONSENT: &str = "UPDATE consents SET revoked_at = COALESCE(revoked_at, $3) \
+     WHERE user_id = $1 AND client_id = $2";
+pub(super) const SET_CONSENT_SCOPES: &str =
+    "UPDATE consents SET scopes = $3 WHERE user_id = $1 AND client_id = $2";
+
+pub(super) const SET_USER_STATUS: &str = "UPDATE users SET status = $2 WHERE id = $1";
+pub(super) const SET_PLATFORM_ADMIN: &str = "UPDATE users SET platform_admin = $2 WHERE id = $1";
+pub(super) const SET_CLIENT_ENABLED: &str =
+    "UPDATE oauth_clients SET enabled = $2 WHERE client_id = $1";
+
+pub(super) const DELETE_MEMBERSHIP: &str = "DELETE FROM memberships \
+     WHERE user_id = $1 AND organization_id = $2 AND COALESCE(location_id, '') = COALESCE($3, '')";
+pub(super) const INSERT_MEMBERSHIP: &str = "INSERT INTO memberships \
+     (id, user_id, organization_id, location_id, role, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING";
+
+pub(super) const PUT_CLIENT: &str = "INSERT INTO oauth_clients \
+     (client_id, name, enabled, redirect_uris, created_at) VALUES ($1, $2, TRUE, $3, $4) \
+     ON CONFLICT (client_id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris";
+pub(super) const SEED_CLIENT: &str = "INSERT INTO oauth_clients \
+     (client_id, name, enabled, redirect_uris, created_at) VALUES ($1, $2, TRUE, $3, $4) \
+     ON CONFLICT (client_id) DO NOTHING";
+pub(super) const SEED_USER: &str = "INSERT INTO users \
+     (id, email, display_name, status, platform_admin, created_at) VALUES ($1, $2, $3, $4, $5, $6) \
+     ON CONFLICT (id) DO NOTHING";
+pub(super) const SEED_ROLE_PERMISSION: &str =
+    "INSERT INTO role_permissions (role, permission) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+
+/// One row of [`LIVE_STATE`].
+#[derive(sqlx::FromRow)]
+pub(super) struct LiveRow {
+    user_id: String,
+    client_id: String,
+    session_expires_at: i64,
+    session_revoked_at: Option<i64>,
+    user_status: String,
+    platform_admin: bool,
+    display_name: String,
+    client_enabled: bool,
+    client_kind: String,
+    consent_scopes: Option<String>,
+    consent_revoked_at: Option<i64>,
+}
+
+impl LiveRow {
+    pub(super) fn into_state(self) -> LiveState {
+        LiveState {
+            user_id: self.user_id,
+            client_id: self.client_id,
+            session_expires_at_ms: self.session_expires_at,
+            session_revoked: self.session_revoked_at.is_some(),
+            user_status: self.user_status,
+            platform_admin: self.platform_admin,
+            display_name: self.display_name,
+            client_enabled: self.client_enabled,
+            client_kind: self.client_kind,
+            consent_scopes: self.consent_scopes,
+            consent_revoked: self.consent_revoked_at.is_some(),
+        }
+    }
+}
+
+/// One row of [`LIVE_STATE_WITH_GRANT`].
+#[derive(sqlx::FromRow)]
+pub(super) struct LiveGrantRow {
+    #[sqlx(flatten)]
+    live: LiveRow,
+    grant_count: i64,
+}
+
+impl LiveGrantRow {
+    pub(super) fn into_parts(self) -> (LiveState, bool) {
+        (self.live.into_state(), self.grant_count > 0)
+    }
+}
+
+/// One row of [`GRANTS`].
+#[derive(sqlx::FromRow)]
+pub(super) struct GrantRow {
+    organization_id: String,
+    location_id: Option<String>,
+}
+
+impl From<GrantRow> for Grant {
+    fn from(row: GrantRow) -> Grant {
+        Grant {
+            organization_id: row.organization_id,
+            location_id: row.location_id,
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! The auth-service behaviour suite: every case runs against the real gRPC
+//! and HTTP servers on a SQLite database and on a PostgreSQL database.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod authenticate;
+mod authorize;
+mod http;
+mod lifecycle;
+mod resolve;

@@ -1,0 +1,345 @@
+//! Test harness: starts an [`AuthApp`] on a fresh database of either backend
+//! with the demo seed, serves it on port 0, and offers a gRPC client plus
+//! helpers to issue, inspect and forge tokens.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chataigne_auth::{AuthApp, Config, IssueTokenRequest, Listeners};
+use chataigne_common::ErrorCode;
+use chataigne_common::codes::{DecodedStatus, decode_status};
+use chataigne_common::demo::DEMO_CLIENT_ID;
+use chataigne_proto::auth::v1 as pb;
+use chataigne_proto::auth::v1::auth_service_client::AuthServiceClient;
+use secrecy::SecretString;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tonic::transport::Channel;
+
+/// The protected resource tokens are issued for.
+pub const RESOURCE: &str = "https://mcp.chataigne.test/mcp/v1";
+
+#[derive(Debug, Clone, Copy)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs `case` on both backends: one test per backend and case.
+macro_rules! on_both_backends {
+    ($($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let harness = $crate::support::Harness::start($crate::support::Backend::Sqlite)
+                        .await
+                        .expect("SQLite is always available");
+                    super::$case(&harness).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    if let Some(harness) =
+                        $crate::support::Harness::start($crate::support::Backend::Postgres).await
+                    {
+                        super::$case(&harness).await;
+                        harness.finish().await;
+                    }
+                }
+            )*
+        }
+    };
+}
+pub(crate) use on_both_backends;
+
+/// A database URL for `backend`, or `None` when Postgres is unreachable outside CI.
+pub async fn database_url(backend: Backend) -> Option<String> {
+    match backend {
+        Backend::Sqlite => {
+            let path = std::env::temp_dir().join(format!(
+                "chataigne-auth-test-{}.db",
+                uuid::Uuid::new_v4().simple()
+            ));
+            Some(format!("sqlite://{}?mode=rwc", path.display()))
+        }
+        Backend::Postgres => chataigne_common::testing::fresh_postgres_database("auth").await,
+    }
+}
+
+/// A test configuration on `url`, demo data seeded.
+pub fn config(url: &str) -> Config {
+    let mut config = Config::default();
+    config.database.url = SecretString::from(url.to_owned());
+    config.issuer = "https://auth.chataigne.test".to_owned();
+    config.seed_demo = true;
+    config
+}
+
+/// A running auth-service with a client on it.
+pub struct Harness {
+    pub app: AuthApp,
+    pub backend: Backend,
+    pub db_url: String,
+    pub http_url: String,
+    pub client: AuthServiceClient<Channel>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Backend::Sqlite = self.backend {
+            let path = self
+                .db_url
+                .trim_start_matches("sqlite://")
+                .trim_end_matches("?mode=rwc");
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{path}{suffix}"));
+            }
+        }
+    }
+}
+
+impl Harness {
+    pub async fn start(backend: Backend) -> Option<Harness> {
+        let db_url = database_url(backend).await?;
+        let app = AuthApp::build(config(&db_url)).await.expect("build");
+        Some(Harness::serve(app, backend, db_url).await)
+    }
+
+    /// Serves an already built app on fresh loopback listeners.
+    pub async fn serve(app: AuthApp, backend: Backend, db_url: String) -> Harness {
+        let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let grpc_url = format!("http://{}", grpc.local_addr().unwrap());
+        let http_url = format!("http://{}", http.local_addr().unwrap());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let serving = app.clone();
+        tokio::spawn(async move {
+            serving
+                .serve(Listeners { grpc, http }, async move {
+                    let _ = stopped.await;
+                })
+                .await
+                .expect("auth-service serves");
+        });
+        let client = AuthServiceClient::connect(grpc_url).await.unwrap();
+        Harness {
+            app,
+            backend,
+            db_url,
+            http_url,
+            client,
+            stop: Some(stop),
+        }
+    }
+
+    /// Stops serving and drops a Postgres test database (kept when a case
+    /// fails, for inspection).
+    pub async fn finish(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let Backend::Postgres = self.backend else {
+            return;
+        };
+        let Some((_, name)) = self.db_url.rsplit_once('/') else {
+            return;
+        };
+        let drop = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+        let admin = chataigne_common::testing::postgres_admin_url();
+        if let Ok(pool) = sqlx::PgPool::connect(&admin).await {
+            let _ = sqlx::query(sqlx::AssertSqlSafe(drop)).execute(&pool).await;
+        }
+    }
+
+    /// An access token for `user_id` through the demo client, for [`RESOURCE`].
+    pub async fn token(&self, user_id: &str, scopes: &[&str]) -> chataigne_auth::IssuedToken {
+        self.token_for(user_id, scopes, RESOURCE).await
+    }
+
+    pub async fn token_for(
+        &self,
+        user_id: &str,
+        scopes: &[&str],
+        resource: &str,
+    ) -> chataigne_auth::IssuedToken {
+        self.app
+            .issue_access_token(IssueTokenRequest {
+                user_id: user_id.to_owned(),
+                client_id: DEMO_CLIENT_ID.to_owned(),
+                scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
+                resource: resource.to_owned(),
+                ttl: None,
+            })
+            .await
+            .expect("issue token")
+    }
+
+    pub async fn authenticate(
+        &self,
+        token: &str,
+        resource: &str,
+    ) -> Result<pb::AuthenticateResponse, tonic::Status> {
+        self.client
+            .clone()
+            .authenticate(pb::AuthenticateRequest {
+                access_token: token.to_owned(),
+                resource: resource.to_owned(),
+            })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    /// The principal assertion of a fresh token for `user_id` with `scopes`.
+    pub async fn assertion(&self, user_id: &str, scopes: &[&str]) -> String {
+        let token = self.token(user_id, scopes).await;
+        self.authenticate(&token.access_token, RESOURCE)
+            .await
+            .expect("authenticate")
+            .assertion
+    }
+
+    pub async fn authorize(
+        &self,
+        assertion: &str,
+        permission: &str,
+        organization_id: &str,
+        location_id: Option<&str>,
+    ) -> Result<pb::AuthorizeResponse, tonic::Status> {
+        self.client
+            .clone()
+            .authorize(pb::AuthorizeRequest {
+                assertion: assertion.to_owned(),
+                permission: permission.to_owned(),
+                organization_id: organization_id.to_owned(),
+                location_id: location_id.unwrap_or_default().to_owned(),
+            })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    pub async fn resolve(
+        &self,
+        assertion: &str,
+        permission: &str,
+    ) -> Result<pb::ResolveAccessResponse, tonic::Status> {
+        self.client
+            .clone()
+            .resolve_access(pb::ResolveAccessRequest {
+                assertion: assertion.to_owned(),
+                permission: permission.to_owned(),
+            })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    /// The stored signing key (kid, PKCS#8), read straight from the database.
+    pub async fn signing_key(&self) -> (String, Vec<u8>) {
+        const SQL: &str = "SELECT kid, pkcs8 FROM signing_keys";
+        match self.backend {
+            Backend::Sqlite => {
+                let pool = sqlx::SqlitePool::connect(&self.db_url).await.unwrap();
+                sqlx::query_as(SQL).fetch_one(&pool).await.unwrap()
+            }
+            Backend::Postgres => {
+                let pool = sqlx::PgPool::connect(&self.db_url).await.unwrap();
+                sqlx::query_as(SQL).fetch_one(&pool).await.unwrap()
+            }
+        }
+    }
+}
+
+/// Unix seconds now.
+pub fn now() -> i64 {
+    i64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs(),
+    )
+    .unwrap()
+}
+
+/// The decoded header and claims of a JWT, unverified.
+pub fn parts(token: &str) -> (serde_json::Value, serde_json::Value) {
+    let mut segments = token.split('.');
+    let mut next = || {
+        let bytes = URL_SAFE_NO_PAD.decode(segments.next().unwrap()).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    let header = next();
+    let claims = next();
+    (header, claims)
+}
+
+/// Signs `claims` as ES256 with the given key, `typ` and `kid`.
+pub fn forge(claims: &serde_json::Value, typ: &str, kid: &str, pkcs8: &[u8]) -> String {
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    header.typ = Some(typ.to_owned());
+    header.kid = Some(kid.to_owned());
+    jsonwebtoken::encode(
+        &header,
+        claims,
+        &jsonwebtoken::EncodingKey::from_ec_der(pkcs8),
+    )
+    .unwrap()
+}
+
+/// Asserts `result` is `MCP_UNAUTHENTICATED` with `reason`, and that the
+/// message is the generic one.
+#[track_caller]
+pub fn assert_unauthenticated<T: std::fmt::Debug>(result: Result<T, tonic::Status>, reason: &str) {
+    let status = result.expect_err("refused");
+    assert_eq!(status.code(), tonic::Code::Unauthenticated, "{status:?}");
+    let decoded = decode_status(&status);
+    assert_eq!(decoded.code, ErrorCode::Unauthenticated);
+    assert_eq!(
+        decoded.metadata,
+        vec![("reason".to_owned(), reason.to_owned())],
+        "{status:?}"
+    );
+    assert_generic_message(&status, ErrorCode::Unauthenticated);
+}
+
+/// Asserts `result` failed with `code` and the code's generic message.
+#[track_caller]
+pub fn assert_code<T: std::fmt::Debug>(
+    result: Result<T, tonic::Status>,
+    code: ErrorCode,
+) -> DecodedStatus {
+    let status = result.expect_err("refused");
+    let decoded = decode_status(&status);
+    assert_eq!(decoded.code, code, "{status:?}");
+    assert_eq!(status.code(), code.grpc_code());
+    decoded
+}
+
+/// The status message is the shared safe text: it says nothing of the failure detail.
+#[track_caller]
+pub fn assert_generic_message(status: &tonic::Status, code: ErrorCode) {
+    assert_eq!(status.message(), code.default_message());
+    for detail in [
+        "expired",
+        "audience",
+        "revoked",
+        "banned",
+        "consent",
+        "session",
+        "disabled",
+        "signature",
+    ] {
+        assert!(
+            !status.message().to_lowercase().contains(detail),
+            "message leaks {detail}: {}",
+            status.message()
+        );
+    }
+}

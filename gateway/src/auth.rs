@@ -1,0 +1,135 @@
+//! Authentication at the edge: the bearer token of each POST is exchanged with
+//! the auth-service for a principal and a short-lived principal assertion. The
+//! user's token goes nowhere else; backends only ever see the assertion.
+
+use std::time::Duration;
+
+use chataigne_common::Category;
+use chataigne_common::codes::decode_status;
+use chataigne_proto::auth::v1::AuthenticateRequest;
+use http::{HeaderMap, header};
+
+use crate::backends::Backends;
+use crate::endpoints::Endpoint;
+use crate::error::GatewayError;
+
+/// Who is calling, as the auth-service vouches for it.
+#[derive(Clone)]
+pub struct Principal {
+    pub user_id: String,
+    pub client_id: String,
+    /// Granted scopes still covered by the live consent.
+    pub scopes: Vec<String>,
+    /// Signed assertion presented to the tool-service.
+    pub assertion: String,
+}
+
+impl std::fmt::Debug for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Principal")
+            .field("user_id", &self.user_id)
+            .field("client_id", &self.client_id)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Principal {
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header, if any.
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() && !token.contains(' '))
+        .then_some(token)
+}
+
+/// Authenticates the request for `endpoint`: 401 when no valid token, 503 (never
+/// 401) when the auth-service cannot answer in time.
+pub async fn authenticate(
+    backends: &Backends,
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    deadline: Duration,
+) -> Result<Principal, GatewayError> {
+    let refused = |token_presented| GatewayError::Unauthenticated {
+        metadata_url: endpoint.metadata_url.clone(),
+        token_presented,
+    };
+    let token = bearer_token(headers).ok_or_else(|| refused(false))?;
+    let mut request = tonic::Request::new(AuthenticateRequest {
+        access_token: token.to_owned(),
+        resource: endpoint.resource.clone(),
+    });
+    request.set_timeout(deadline);
+    let mut client = backends.auth.clone();
+    let unavailable = GatewayError::AuthUnavailable {
+        profile: endpoint.profile,
+    };
+    let response = match tokio::time::timeout(deadline, client.authenticate(request)).await {
+        Err(_elapsed) => {
+            tracing::warn!("auth-service did not answer within its deadline");
+            return Err(unavailable);
+        }
+        Ok(Ok(response)) => response.into_inner(),
+        Ok(Err(status)) => {
+            let decoded = decode_status(&status);
+            return Err(match decoded.code.category() {
+                Category::Authentication
+                | Category::Authorization
+                | Category::Validation
+                | Category::NotFound
+                | Category::Conflict => refused(true),
+                Category::RateLimit => GatewayError::AuthRateLimited {
+                    retry_after: decoded.retry_after,
+                },
+                Category::Timeout | Category::Dependency | Category::Internal => {
+                    tracing::warn!(
+                        grpc_code = ?status.code(),
+                        code = decoded.code.as_str(),
+                        "auth-service unavailable"
+                    );
+                    unavailable
+                }
+            });
+        }
+    };
+    match response.principal {
+        Some(principal) if !response.assertion.is_empty() => Ok(Principal {
+            user_id: principal.user_id,
+            client_id: principal.client_id,
+            scopes: principal.scopes,
+            assertion: response.assertion,
+        }),
+        _ => {
+            tracing::error!("auth-service answered without a principal or an assertion");
+            Err(unavailable)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn only_a_bearer_token_counts() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer_token(&headers), None);
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert_eq!(bearer_token(&headers), None);
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("bearer  tok"),
+        );
+        assert_eq!(bearer_token(&headers), Some("tok"));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer "));
+        assert_eq!(bearer_token(&headers), None);
+    }
+}

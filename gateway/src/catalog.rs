@@ -1,0 +1,229 @@
+//! The tool catalogue of the tool-service, cached for a TTL in one shared
+//! snapshot: each tool's MCP listing is serialized once per fill, and the
+//! policy the gateway enforces (scope, write class, deadline) sits beside it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use chataigne_proto::tools::v1::{
+    self as pb, ListToolsRequest, tool_catalog_client::ToolCatalogClient,
+};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use tonic::transport::Channel;
+
+/// Which deadline applies to a call, and which timeout code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadlineClass {
+    Read,
+    Analytics,
+    Write,
+}
+
+/// One tool as the gateway needs it.
+#[derive(Debug)]
+pub struct Tool {
+    pub name: String,
+    pub required_scope: String,
+    /// Whether it changes state (hidden and refused when writes are disabled).
+    pub write: bool,
+    pub deadline: DeadlineClass,
+    /// The MCP `Tool` object of `tools/list`, pre-serialized.
+    pub listing: Box<RawValue>,
+}
+
+/// The catalogue as fetched at one moment.
+#[derive(Debug)]
+pub struct Snapshot {
+    tools: Vec<Tool>,
+    by_name: HashMap<String, usize>,
+    fetched_at: Instant,
+}
+
+impl Snapshot {
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.by_name.get(name).and_then(|&i| self.tools.get(i))
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter()
+    }
+
+    /// Builds a snapshot, leaving out (and logging) tools with unusable schemas.
+    pub fn from_descriptors(descriptors: Vec<pb::ToolDescriptor>) -> Snapshot {
+        let mut tools = Vec::with_capacity(descriptors.len());
+        let mut by_name = HashMap::new();
+        for descriptor in descriptors {
+            match tool(descriptor) {
+                Ok(tool) => {
+                    if by_name.contains_key(&tool.name) {
+                        tracing::warn!(tool = %tool.name, "duplicate tool left out of the catalogue");
+                        continue;
+                    }
+                    by_name.insert(tool.name.clone(), tools.len());
+                    tools.push(tool);
+                }
+                Err((name, why)) => {
+                    tracing::warn!(tool = %name, why, "tool left out of the catalogue");
+                }
+            }
+        }
+        Snapshot {
+            tools,
+            by_name,
+            fetched_at: Instant::now(),
+        }
+    }
+}
+
+fn parse_schema(json: &str) -> Option<Map<String, Value>> {
+    match serde_json::from_str(json) {
+        Ok(Value::Object(schema)) => Some(schema),
+        _ => None,
+    }
+}
+
+fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> {
+    let name = descriptor.name;
+    if name.is_empty() {
+        return Err((name, "empty name"));
+    }
+    let input_schema = parse_schema(&descriptor.input_schema_json)
+        .ok_or_else(|| (name.clone(), "input schema is not a JSON object"))?;
+    let output_schema = if descriptor.output_schema_json.trim().is_empty() {
+        None
+    } else {
+        Some(
+            parse_schema(&descriptor.output_schema_json)
+                .ok_or_else(|| (name.clone(), "output schema is not a JSON object"))?,
+        )
+    };
+    // An unspecified kind is treated as a write: the cautious reading.
+    let write = descriptor.kind != pb::ToolKind::Read as i32;
+    let deadline = match pb::DeadlineClass::try_from(descriptor.deadline) {
+        Ok(pb::DeadlineClass::Read) => DeadlineClass::Read,
+        Ok(pb::DeadlineClass::Analytics) => DeadlineClass::Analytics,
+        Ok(pb::DeadlineClass::Write) => DeadlineClass::Write,
+        Ok(pb::DeadlineClass::Unspecified) | Err(_) if write => DeadlineClass::Write,
+        Ok(pb::DeadlineClass::Unspecified) | Err(_) => DeadlineClass::Read,
+    };
+    let hints = descriptor.annotations.unwrap_or(pb::ToolAnnotations {
+        read_only_hint: !write,
+        destructive_hint: write,
+        idempotent_hint: !write,
+        open_world_hint: false,
+    });
+    let mut annotations = Map::new();
+    if !descriptor.title.is_empty() {
+        annotations.insert("title".into(), json!(descriptor.title));
+    }
+    annotations.insert("readOnlyHint".into(), json!(hints.read_only_hint));
+    annotations.insert("destructiveHint".into(), json!(hints.destructive_hint));
+    annotations.insert("idempotentHint".into(), json!(hints.idempotent_hint));
+    annotations.insert("openWorldHint".into(), json!(hints.open_world_hint));
+    let mut listing = Map::new();
+    listing.insert("name".into(), json!(name));
+    if !descriptor.title.is_empty() {
+        listing.insert("title".into(), json!(descriptor.title));
+    }
+    listing.insert("description".into(), json!(descriptor.description));
+    listing.insert("inputSchema".into(), Value::Object(input_schema));
+    if let Some(schema) = output_schema {
+        listing.insert("outputSchema".into(), Value::Object(schema));
+    }
+    listing.insert("annotations".into(), Value::Object(annotations));
+    let listing = serde_json::value::to_raw_value(&listing)
+        .map_err(|_| (name.clone(), "listing does not serialize"))?;
+    Ok(Tool {
+        name,
+        required_scope: descriptor.required_scope,
+        write,
+        deadline,
+        listing,
+    })
+}
+
+/// The shared, TTL-bounded cache of the catalogue.
+pub struct Catalog {
+    client: ToolCatalogClient<Channel>,
+    ttl: Duration,
+    fetch_timeout: Duration,
+    current: RwLock<Option<Arc<Snapshot>>>,
+    /// Held by the one request refreshing an expired snapshot.
+    refreshing: tokio::sync::Mutex<()>,
+}
+
+impl Catalog {
+    pub fn new(client: ToolCatalogClient<Channel>, ttl: Duration, fetch_timeout: Duration) -> Self {
+        Catalog {
+            client,
+            ttl,
+            fetch_timeout,
+            current: RwLock::new(None),
+            refreshing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn fresh(&self) -> Option<Arc<Snapshot>> {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        current
+            .as_ref()
+            .filter(|s| s.fetched_at.elapsed() < self.ttl)
+            .cloned()
+    }
+
+    /// The current snapshot, fetched again when expired; concurrent callers
+    /// wait for a single fetch.
+    pub async fn snapshot(&self) -> Result<Arc<Snapshot>, tonic::Status> {
+        if let Some(snapshot) = self.fresh() {
+            return Ok(snapshot);
+        }
+        let _guard = self.refreshing.lock().await;
+        if let Some(snapshot) = self.fresh() {
+            return Ok(snapshot);
+        }
+        let mut request = tonic::Request::new(ListToolsRequest {});
+        request.set_timeout(self.fetch_timeout);
+        let mut client = self.client.clone();
+        let response = tokio::time::timeout(self.fetch_timeout, client.list_tools(request))
+            .await
+            .map_err(|_| tonic::Status::deadline_exceeded("tool catalogue fetch timed out"))??;
+        let snapshot = Arc::new(Snapshot::from_descriptors(response.into_inner().tools));
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(snapshot.clone());
+        Ok(snapshot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn descriptor(name: &str, input: &str) -> pb::ToolDescriptor {
+        pb::ToolDescriptor {
+            name: name.into(),
+            title: "A title".into(),
+            input_schema_json: input.into(),
+            kind: pb::ToolKind::Read as i32,
+            deadline: pb::DeadlineClass::Analytics as i32,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn listings_are_built_once_and_bad_schemas_left_out() {
+        let snapshot = Snapshot::from_descriptors(vec![
+            descriptor("good", r#"{"type":"object"}"#),
+            descriptor("bad", "not json"),
+        ]);
+        assert!(snapshot.get("bad").is_none());
+        let good = snapshot.get("good").unwrap();
+        assert_eq!(good.deadline, DeadlineClass::Analytics);
+        assert!(!good.write);
+        let listing: Value = serde_json::from_str(good.listing.get()).unwrap();
+        assert_eq!(listing["inputSchema"]["type"], "object");
+        assert_eq!(listing["annotations"]["readOnlyHint"], true);
+        assert_eq!(listing["annotations"]["destructiveHint"], false);
+        assert!(listing.get("outputSchema").is_none());
+    }
+}

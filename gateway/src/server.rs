@@ -1,0 +1,127 @@
+//! Start-up and serving: resolves the public URL, builds the shared state and
+//! both routers, and serves the public and internal listeners until shutdown,
+//! letting in-flight requests finish.
+
+use std::future::{Future, IntoFuture};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::routing::{any, get};
+use tokio::net::TcpListener;
+
+use crate::backends::Backends;
+use crate::catalog::Catalog;
+use crate::config::Config;
+use crate::endpoints::{Endpoints, METADATA_PREFIX};
+use crate::error::GatewayError;
+use crate::listener::{Peer, PublicListener};
+use crate::state::{AppState, SharedState};
+use crate::{handler, health, metadata, stack};
+
+/// The two bound listeners of the gateway.
+pub struct Listeners {
+    /// The MCP endpoints and their metadata documents, behind the allowlist.
+    pub public: TcpListener,
+    /// Health and readiness only; no allowlist (not reachable from outside).
+    pub internal: TcpListener,
+}
+
+/// `http://127.0.0.1:<port>` (or the bound address) when no public URL is configured.
+fn derived_origin(addr: SocketAddr) -> String {
+    match addr {
+        SocketAddr::V4(v4) if v4.ip().is_unspecified() => format!("http://127.0.0.1:{}", v4.port()),
+        SocketAddr::V6(v6) if v6.ip().is_unspecified() => format!("http://127.0.0.1:{}", v6.port()),
+        SocketAddr::V4(v4) => format!("http://{v4}"),
+        SocketAddr::V6(v6) => format!("http://[{}]:{}", v6.ip(), v6.port()),
+    }
+}
+
+fn public_routes(state: &SharedState) -> Router {
+    let mut router = Router::new();
+    for path in state.endpoints.paths() {
+        let shared: Arc<str> = Arc::from(path.as_str());
+        router = router.route(
+            &path,
+            any(move |State(state): State<SharedState>, request: Request| {
+                let path = shared.clone();
+                async move { handler::handle(state, path, request).await }
+            }),
+        );
+        router = router.route(
+            &format!("{METADATA_PREFIX}{path}"),
+            get(|State(state): State<SharedState>, request: Request| {
+                metadata::serve(state, request)
+            }),
+        );
+    }
+    router
+        .route(
+            METADATA_PREFIX,
+            get(|State(state): State<SharedState>, request: Request| {
+                metadata::serve(state, request)
+            }),
+        )
+        .fallback(|| async { GatewayError::NotFound })
+        .with_state(state.clone())
+}
+
+/// Serves until `shutdown` resolves, then drains in-flight requests.
+pub async fn run(
+    config: Config,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    config.validate()?;
+    let public_addr = listeners.public.local_addr()?;
+    let internal_addr = listeners.internal.local_addr()?;
+    let origin = config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| derived_origin(public_addr));
+    let backends = Backends::new(&config)?;
+    let catalog = Catalog::new(
+        backends.tools.clone(),
+        Duration::from_secs(config.tool_catalog_ttl_secs),
+        Duration::from_millis(config.deadlines.read_ms),
+    );
+    let state: SharedState = Arc::new(AppState {
+        endpoints: Endpoints::new(&config.endpoints, &origin),
+        backends,
+        catalog,
+        config,
+    });
+    let public = stack::public(public_routes(&state), &state.config)
+        .into_make_service_with_connect_info::<Peer>();
+    let public_listener = PublicListener::new(listeners.public, &state.config.allowlist);
+    let internal = health::router(state.clone());
+
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    let wait = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
+    };
+    tracing::info!(
+        public = %public_addr,
+        internal = %internal_addr,
+        %origin,
+        endpoints = ?state.endpoints.paths(),
+        allowlist = state.config.allowlist.enabled,
+        proxy_protocol = state.config.allowlist.proxy_protocol,
+        "gateway listening"
+    );
+    let public = axum::serve(public_listener, public)
+        .with_graceful_shutdown(wait(stopped.clone()))
+        .into_future();
+    let internal = axum::serve(listeners.internal, internal)
+        .with_graceful_shutdown(wait(stopped))
+        .into_future();
+    tokio::try_join!(public, internal)?;
+    tracing::info!("gateway stopped");
+    Ok(())
+}

@@ -1,0 +1,107 @@
+//! The public listener's middleware stack, declared in one function, outermost
+//! layer first, each with the reason it is there.
+
+use std::any::Any;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use http::header;
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
+
+use crate::allowlist::{self, Policy};
+use crate::config::Config;
+use crate::error::GatewayError;
+use crate::request_id::{self, RequestId};
+
+/// Wraps the public routes in the gateway's layers.
+pub fn public(routes: Router, config: &Config) -> Router {
+    let max_body = config.max_body_bytes;
+    let deadlines = &config.deadlines;
+    let longest_call = deadlines
+        .read_ms
+        .max(deadlines.analytics_ms)
+        .max(deadlines.write_ms);
+    let request_timeout =
+        Duration::from_millis(deadlines.auth_ms + longest_call) + Duration::from_secs(5);
+    routes.layer(
+        ServiceBuilder::new()
+            // Refuses clients outside the source-address allowlist (seed 004's
+            // egress blocks in production) with an empty 403 before any other
+            // work; the client address comes from the socket or, behind
+            // trusted proxies only, from PROXY protocol / X-Forwarded-For.
+            .layer(middleware::from_fn_with_state(
+                Policy::new(&config.allowlist),
+                allowlist::enforce,
+            ))
+            // Marks credentials as sensitive so no layer below (trace, debug
+            // output of requests) can print the Authorization header.
+            .layer(SetSensitiveRequestHeadersLayer::new([
+                header::AUTHORIZATION,
+                header::PROXY_AUTHORIZATION,
+                header::COOKIE,
+            ]))
+            // Gives every request a gateway-generated id (logs, envelopes,
+            // response header) before anything is traced.
+            .layer(middleware::from_fn(request_id::assign))
+            // Request span with method, path (never the query) and request id;
+            // per-response events at debug, the info line is the handler's.
+            .layer(
+                TraceLayer::new_for_http()
+                    .make_span_with(|request: &Request| {
+                        let id = request
+                            .extensions()
+                            .get::<RequestId>()
+                            .map_or("-", |id| id.0.as_str());
+                        tracing::debug_span!(
+                            "http",
+                            method = %request.method(),
+                            path = %request.uri().path(),
+                            request_id = %id,
+                        )
+                    })
+                    .on_response(DefaultOnResponse::new().level(Level::DEBUG)),
+            )
+            // A panic becomes a JSON-RPC internal error, not a dropped
+            // connection or a bare 500.
+            .layer(CatchPanicLayer::custom(panic_response))
+            // Bounds the whole request (auth + the longest tool deadline +
+            // margin) so no client ever waits forever.
+            .layer(HandleErrorLayer::new(timeout_response))
+            .timeout(request_timeout)
+            // Refuses a declared oversized body before reading it, and caps
+            // streamed bodies; both end as a 413 with a JSON-RPC error.
+            .layer(middleware::from_fn_with_state(max_body, limit_body)),
+    )
+}
+
+fn panic_response(_panic: Box<dyn Any + Send + 'static>) -> Response {
+    tracing::error!("request handler panicked");
+    GatewayError::Internal.into_response()
+}
+
+async fn timeout_response(_error: tower::BoxError) -> GatewayError {
+    tracing::warn!("request exceeded the gateway timeout");
+    GatewayError::Timeout
+}
+
+async fn limit_body(State(max): State<usize>, request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > max as u64) {
+        return GatewayError::PayloadTooLarge.into_response();
+    }
+    let request = request.map(|body| Body::new(http_body_util::Limited::new(body, max)));
+    next.run(request).await
+}

@@ -1,0 +1,170 @@
+//! `tools/list` (the cached catalogue filtered by the principal's scopes and
+//! the write switch) and `tools/call` (parameter checks, visibility, then the
+//! backend call and its envelope).
+
+use chataigne_common::ErrorCode;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::auth::Principal;
+use crate::call::{self, CallInput, gateway_failure};
+use crate::catalog::Tool;
+use crate::envelope::{self, Reply};
+use crate::error::GatewayError;
+use crate::jsonrpc::Id;
+use crate::methods::{Context, to_raw};
+
+/// Whether `principal` may see `tool` at all (hidden tools are unknown tools).
+fn visible(tool: &Tool, principal: &Principal) -> bool {
+    principal.has_scope(&tool.required_scope)
+}
+
+#[derive(Serialize)]
+struct ListResult<'a> {
+    tools: Vec<&'a RawValue>,
+}
+
+/// `tools/list`. A `cursor` is accepted and ignored: the list is never paginated.
+pub async fn list(ctx: Context<'_>, id: &Id) -> Result<Box<RawValue>, GatewayError> {
+    let snapshot = match ctx.state.catalog.snapshot().await {
+        Ok(snapshot) => snapshot,
+        Err(status) => {
+            let failure = chataigne_common::codes::decode_status(&status);
+            tracing::warn!(code = failure.code.as_str(), "tool catalogue unavailable");
+            ctx.log.outcome = failure.code.as_str();
+            let error =
+                envelope::method_failure(ctx.endpoint.profile, &ctx.log.request_id, &failure);
+            return Err(GatewayError::ToolFatal(id.clone(), error));
+        }
+    };
+    let writes_enabled = ctx.state.config.writes_enabled;
+    let tools = snapshot
+        .tools()
+        .filter(|tool| visible(tool, ctx.principal))
+        .filter(|tool| writes_enabled || !tool.write)
+        .map(|tool| tool.listing.as_ref())
+        .collect();
+    to_raw(&ListResult { tools })
+}
+
+/// The locale of `_meta.user_locale`: a BCP 47 string, or the Connected Apps
+/// object `{language_code, region_code}`.
+fn locale(params: &Map<String, Value>) -> String {
+    let Some(locale) = params.get("_meta").and_then(|meta| meta.get("user_locale")) else {
+        return String::new();
+    };
+    match locale {
+        Value::String(tag) => tag.clone(),
+        Value::Object(parts) => {
+            let part = |key: &str| parts.get(key).and_then(Value::as_str).unwrap_or_default();
+            match (part("language_code"), part("region_code")) {
+                ("", _) => String::new(),
+                (language, "") => language.to_owned(),
+                (language, region) => format!("{language}-{region}"),
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+fn unknown_tool(id: &Id, name: &str) -> GatewayError {
+    let shown: String = name.chars().take(128).collect();
+    GatewayError::InvalidParams(id.clone(), format!("Unknown tool: {shown}"))
+}
+
+fn reply(reply: Reply, id: &Id) -> Result<Box<RawValue>, GatewayError> {
+    match reply {
+        Reply::Result(result) => to_raw(&result),
+        Reply::Error(error) => Err(GatewayError::ToolFatal(id.clone(), error)),
+    }
+}
+
+/// `tools/call`.
+pub async fn call(
+    ctx: Context<'_>,
+    id: &Id,
+    params: Map<String, Value>,
+) -> Result<Box<RawValue>, GatewayError> {
+    let Some(Value::String(name)) = params.get("name") else {
+        return Err(GatewayError::InvalidParams(
+            id.clone(),
+            "params.name must be a string".to_owned(),
+        ));
+    };
+    let arguments_json = match params.get("arguments") {
+        None => "{}".to_owned(),
+        Some(arguments @ Value::Object(_)) => arguments.to_string(),
+        Some(_) => {
+            return Err(GatewayError::InvalidParams(
+                id.clone(),
+                "params.arguments must be an object".to_owned(),
+            ));
+        }
+    };
+    let profile = ctx.endpoint.profile;
+    let request_id = ctx.log.request_id.clone();
+    let snapshot = match ctx.state.catalog.snapshot().await {
+        Ok(snapshot) => snapshot,
+        Err(status) => {
+            let failure = chataigne_common::codes::decode_status(&status);
+            ctx.log.outcome = failure.code.as_str();
+            return reply(envelope::failure(profile, &request_id, &failure), id);
+        }
+    };
+    let tool = match snapshot.get(name) {
+        Some(tool) if visible(tool, ctx.principal) => tool,
+        _ => return Err(unknown_tool(id, name)),
+    };
+    ctx.log.tool = Some(tool.name.clone());
+    if tool.write && !ctx.state.config.writes_enabled {
+        let failure = gateway_failure(ErrorCode::WritesDisabled);
+        ctx.log.outcome = failure.code.as_str();
+        return reply(envelope::failure(profile, &request_id, &failure), id);
+    }
+    let input = CallInput {
+        principal: ctx.principal,
+        arguments_json,
+        locale: locale(&params),
+        request_id: &request_id,
+        deadline: call::deadline(&ctx.state.config.deadlines, tool.deadline),
+    };
+    let outcome = call::call(&ctx.state.backends.tools, tool, input).await;
+    let shaped = match &outcome {
+        Ok(success) => envelope::success(profile, &request_id, success),
+        Err(failure) => {
+            ctx.log.outcome = failure.code.as_str();
+            envelope::failure(profile, &request_id, failure)
+        }
+    };
+    reply(shaped, id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn params(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn locale_comes_from_a_string_or_the_platform_object() {
+        assert_eq!(
+            locale(&params(json!({"_meta": {"user_locale": "fr-FR"}}))),
+            "fr-FR"
+        );
+        assert_eq!(
+            locale(&params(
+                json!({"_meta": {"user_locale": {"language_code": "en", "region_code": "US"}}})
+            )),
+            "en-US"
+        );
+        assert_eq!(locale(&params(json!({"_meta": {"user_locale": 3}}))), "");
+        assert_eq!(locale(&params(json!({}))), "");
+    }
+}

@@ -1,0 +1,305 @@
+//! Authentication at the edge and the RFC 9728 metadata: 401 with the exact
+//! challenge for missing and refused tokens, 503 (never 401) when the
+//! auth-service is down or slow, and one metadata document per endpoint.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{
+    GOOGLE_HOST, GOOGLE_ORIGIN, Harness, TOKEN_ALL, TOKEN_BROKEN, TOKEN_SLOW, closed_port_url,
+    status_and_json,
+};
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+/// The `scope` parameter of every challenge: the business scopes.
+fn scope_param() -> String {
+    format!(
+        "scope=\"{}\"",
+        chataigne_common::scopes::BUSINESS_SCOPES.join(" ")
+    )
+}
+
+fn unauthenticated_post(h: &Harness) -> reqwest::RequestBuilder {
+    h.client
+        .post(&h.mcp)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+}
+
+#[tokio::test]
+async fn missing_token_is_401_with_the_resource_metadata_challenge() {
+    let h = Harness::start().await;
+    for request in [
+        unauthenticated_post(&h),
+        unauthenticated_post(&h).header("authorization", "Basic dXNlcjpwdw=="),
+        unauthenticated_post(&h).header("authorization", "Bearer "),
+    ] {
+        let response = request.body(PING).send().await.unwrap();
+        assert_eq!(response.status(), 401);
+        assert_eq!(
+            response.headers()["www-authenticate"],
+            format!(
+                "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp/v1\", {}",
+                h.base,
+                scope_param()
+            )
+        );
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let body: Value = response.json().await.unwrap();
+        assert!(body["error"]["message"].is_string(), "{body}");
+    }
+    assert!(h.auth_calls().is_empty(), "no token, no backend call");
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_challenge_scope_is_what_the_tools_need_and_is_advertised() {
+    let h = Harness::start().await;
+    let response = unauthenticated_post(&h).body(PING).send().await.unwrap();
+    let challenge = response.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let scope = challenge
+        .split("scope=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap();
+    let doc: Value = h
+        .client
+        .get(format!(
+            "{}/.well-known/oauth-protected-resource/mcp/v1",
+            h.base
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let supported = doc["scopes_supported"].as_array().unwrap();
+    for requested in scope.split(' ') {
+        assert!(supported.contains(&json!(requested)), "{requested}");
+        assert!(!requested.starts_with("admin."), "no admin scope suggested");
+    }
+    assert!(scope.split(' ').any(|s| s == "orders.read"));
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn refused_token_is_401_invalid_token() {
+    let h = Harness::start().await;
+    let response = unauthenticated_post(&h)
+        .bearer_auth("expired-or-forged")
+        .body(PING)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        format!(
+            "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp/v1\", {}, error=\"invalid_token\"",
+            h.base,
+            scope_param()
+        )
+    );
+    let calls = h.auth_calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0], ("expired-or-forged".to_owned(), h.mcp.clone()));
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_token_audience_is_the_endpoint_canonical_url() {
+    let h = Harness::start().await;
+    let (status, _) = h.rpc(TOKEN_ALL, serde_json::from_str(PING).unwrap()).await;
+    assert_eq!(status, 200);
+    let (status, _) = h
+        .rpc_google(TOKEN_ALL, serde_json::from_str(PING).unwrap())
+        .await;
+    assert_eq!(status, 200);
+    let resources: Vec<String> = h.auth_calls().into_iter().map(|(_, r)| r).collect();
+    assert_eq!(
+        resources,
+        vec![h.mcp.clone(), format!("{GOOGLE_ORIGIN}/mcp/v1")]
+    );
+    // The google endpoint's challenge points at its own metadata.
+    let response = unauthenticated_post(&h)
+        .header("host", GOOGLE_HOST)
+        .body(PING)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        format!(
+            "Bearer resource_metadata=\"{GOOGLE_ORIGIN}/.well-known/oauth-protected-resource/mcp/v1\", {}",
+            scope_param()
+        )
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_auth_service_is_503_not_401() {
+    let down = closed_port_url().await;
+    let h = Harness::start_with(|config| config.auth_service_url = down).await;
+    let started = std::time::Instant::now();
+    let (status, body) = status_and_json(h.post(TOKEN_ALL).body(PING).send().await.unwrap()).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["code"], -32603);
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    // The google profile gets the platform's service-unavailable code.
+    let (status, body) = h
+        .rpc_google(TOKEN_ALL, serde_json::from_str(PING).unwrap())
+        .await;
+    assert_eq!(status, 503);
+    assert_eq!(body["error"]["code"], -32502);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_or_failing_auth_service_is_503() {
+    let h = Harness::start().await;
+    for token in [TOKEN_SLOW, TOKEN_BROKEN] {
+        let started = std::time::Instant::now();
+        let (status, body) = status_and_json(h.post(token).body(PING).send().await.unwrap()).await;
+        assert_eq!(status, 503, "{token}: {body}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{token}"
+        );
+        assert!(
+            !body.to_string().contains("exploded"),
+            "no backend detail leaks"
+        );
+    }
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn protected_resource_metadata_per_endpoint() {
+    let h = Harness::start_with(|config| {
+        config.endpoints.push(chataigne_gateway::EndpointConfig {
+            path: "/mcp/v2".to_owned(),
+            ..Default::default()
+        });
+    })
+    .await;
+    for path in ["/mcp/v1", "/mcp/v2"] {
+        let url = format!("{}/.well-known/oauth-protected-resource{path}", h.base);
+        let response = h.client.get(&url).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let doc: Value = response.json().await.unwrap();
+        assert_eq!(doc["resource"], format!("{}{path}", h.base));
+        assert_eq!(
+            doc["authorization_servers"],
+            json!(["https://auth.example.test"])
+        );
+        assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
+        let scopes = doc["scopes_supported"].as_array().unwrap();
+        assert!(scopes.contains(&json!("orders.read")));
+        assert_eq!(scopes.len(), chataigne_common::scopes::all().count());
+        assert!(doc["resource_name"].is_string());
+    }
+    // The same path on the google host names the google resource.
+    let doc: Value = h
+        .client
+        .get(format!(
+            "{}/.well-known/oauth-protected-resource/mcp/v1",
+            h.base
+        ))
+        .header("host", GOOGLE_HOST)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc["resource"], format!("{GOOGLE_ORIGIN}/mcp/v1"));
+    let missing = h
+        .client
+        .get(format!(
+            "{}/.well-known/oauth-protected-resource/mcp/v9",
+            h.base
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn authorization_servers_are_omitted_when_unknown() {
+    let h = Harness::start_with(|config| config.authorization_server = None).await;
+    let doc: Value = h
+        .client
+        .get(format!(
+            "{}/.well-known/oauth-protected-resource/mcp/v1",
+            h.base
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(doc.get("authorization_servers").is_none(), "{doc}");
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn health_and_readiness_live_on_the_internal_listener_only() {
+    let h = Harness::start().await;
+    let health = h
+        .client
+        .get(format!("{}/healthz", h.internal))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    let ready = h
+        .client
+        .get(format!("{}/readyz", h.internal))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    for path in ["/healthz", "/readyz"] {
+        let public = h
+            .client
+            .get(format!("{}{path}", h.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(public.status(), 404, "{path} on the public listener");
+    }
+    h.shutdown().await;
+
+    let down = closed_port_url().await;
+    let h = Harness::start_with(|config| config.tool_service_url = down).await;
+    let ready = h
+        .client
+        .get(format!("{}/readyz", h.internal))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 503);
+    h.shutdown().await;
+
+    let down = closed_port_url().await;
+    let h = Harness::start_with(|config| config.auth_service_url = down).await;
+    let ready = h
+        .client
+        .get(format!("{}/readyz", h.internal))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 503);
+    h.shutdown().await;
+}

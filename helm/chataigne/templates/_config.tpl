@@ -1,0 +1,102 @@
+{{/*
+THE ONE PLACE where the services' configuration is wired.
+
+Each service reads defaults -> the TOML file mounted at /etc/chataigne/<svc>.toml
+(--config / CHATAIGNE_CONFIG) -> CHATAIGNE_* environment variables. The chart
+computes the keys below, merges `<service>.config` from the values over them
+and writes the result as TOML into the ConfigMap (templates/configmap.yaml).
+Secrets reach the services only as environment variables from existing
+Secrets (see "chataigne.secretEnv.*" in _helpers.tpl and `secrets.*.env`).
+If a service renames a key, change it here.
+*/}}
+
+{{- define "chataigne.config.gateway" -}}
+{{- $ := . -}}
+{{- $cfg := dict
+  "listen" (printf "0.0.0.0:%d" (int .Values.gateway.ports.public))
+  "internal_listen" (printf "0.0.0.0:%d" (int .Values.gateway.ports.internal))
+  "public_url" .Values.publicUrl
+  "authorization_server" .Values.authorizationServer
+  "auth_service_url" (include "chataigne.grpcUrl" (dict "root" $ "component" "auth-service" "port" .Values.authService.ports.grpc))
+  "tool_service_url" (include "chataigne.grpcUrl" (dict "root" $ "component" "tool-service" "port" .Values.toolService.ports.grpc))
+  "allowlist" (dict "enabled" true "cidrs" .Values.gateway.allowedCidrs "trusted_proxies" .Values.gateway.trustedProxies "proxy_protocol" .Values.gateway.proxyProtocol)
+-}}
+{{- if .Values.gateway.tls.enabled }}
+{{- $_ := set $cfg "tls" (dict "cert_file" "/etc/chataigne/tls/tls.crt" "key_file" "/etc/chataigne/tls/tls.key") }}
+{{- end }}
+{{- include "chataigne.toml" (mergeOverwrite $cfg (deepCopy .Values.gateway.config)) -}}
+{{- end -}}
+
+{{- define "chataigne.config.authService" -}}
+{{- $cfg := dict
+  "grpc_listen" (printf "0.0.0.0:%d" (int .Values.authService.ports.grpc))
+  "http_listen" (printf "0.0.0.0:%d" (int .Values.authService.ports.http))
+  "issuer" .Values.authorizationServer
+-}}
+{{- if .Values.authService.metrics.enabled }}
+{{- $_ := set $cfg "metrics_listen" (printf "0.0.0.0:%d" (int .Values.authService.metrics.port)) }}
+{{- end }}
+{{- include "chataigne.toml" (mergeOverwrite $cfg (deepCopy .Values.authService.config)) -}}
+{{- end -}}
+
+{{- define "chataigne.config.toolService" -}}
+{{- $ := . -}}
+{{- $cfg := dict
+  "listen" (printf "0.0.0.0:%d" (int .Values.toolService.ports.grpc))
+  "auth_service_url" (include "chataigne.grpcUrl" (dict "root" $ "component" "auth-service" "port" .Values.authService.ports.grpc))
+-}}
+{{- if .Values.toolService.metrics.enabled }}
+{{- $_ := set $cfg "metrics_listen" (printf "0.0.0.0:%d" (int .Values.toolService.metrics.port)) }}
+{{- end }}
+{{- include "chataigne.toml" (mergeOverwrite $cfg (deepCopy .Values.toolService.config)) -}}
+{{- end -}}
+
+{{/*
+A small TOML writer (Helm's toToml turns YAML integers into floats, which
+typed configs refuse). Scalars first, then sub-tables; keys sorted; null
+values are left out; maps inside lists become inline tables.
+*/}}
+{{- define "chataigne.toml" -}}
+{{- include "chataigne.toml.table" (dict "table" . "prefix" "") -}}
+{{- end -}}
+
+{{- define "chataigne.toml.key" -}}
+{{- if regexMatch "^[A-Za-z0-9_-]+$" . -}}{{ . }}{{- else -}}{{ toJson . }}{{- end -}}
+{{- end -}}
+
+{{- define "chataigne.toml.value" -}}
+{{- $v := . -}}
+{{- if kindIs "string" $v -}}
+{{ toJson $v }}
+{{- else if kindIs "bool" $v -}}
+{{ $v }}
+{{- else if or (kindIs "float64" $v) (kindIs "int" $v) (kindIs "int64" $v) -}}
+{{- if eq (float64 $v) (floor $v) -}}{{ int64 $v }}{{- else -}}{{ $v }}{{- end -}}
+{{- else if kindIs "slice" $v -}}
+[{{ range $i, $e := $v }}{{ if $i }}, {{ end }}{{ include "chataigne.toml.value" $e }}{{ end }}]
+{{- else if kindIs "map" $v -}}
+{ {{- range $i, $k := keys $v | sortAlpha }}{{ if $i }},{{ end }} {{ include "chataigne.toml.key" $k }} = {{ include "chataigne.toml.value" (get $v $k) }}{{ end }} }
+{{- else -}}
+{{ fail (printf "config: cannot write %v (%s) as TOML" $v (kindOf $v)) }}
+{{- end -}}
+{{- end -}}
+
+{{- define "chataigne.toml.table" -}}
+{{- $t := .table -}}
+{{- $prefix := .prefix -}}
+{{- range $k := keys $t | sortAlpha }}
+{{- $v := get $t $k }}
+{{- if and (not (kindIs "map" $v)) (not (kindIs "invalid" $v)) }}
+{{ include "chataigne.toml.key" $k }} = {{ include "chataigne.toml.value" $v }}
+{{- end }}
+{{- end }}
+{{- range $k := keys $t | sortAlpha }}
+{{- $v := get $t $k }}
+{{- if kindIs "map" $v }}
+{{- $full := ternary (include "chataigne.toml.key" $k) (printf "%s.%s" $prefix (include "chataigne.toml.key" $k)) (eq $prefix "") }}
+
+[{{ $full }}]
+{{- include "chataigne.toml.table" (dict "table" $v "prefix" $full) }}
+{{- end }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,128 @@
+{{/*
+Names, labels, images and the per-service table the other templates loop over.
+*/}}
+
+{{- define "chataigne.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "chataigne.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "chataigne.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The three services: values key, component name, binary. */}}
+{{- define "chataigne.services" -}}
+gateway:
+  component: gateway
+  binary: chataigne-gateway
+authService:
+  component: auth-service
+  binary: chataigne-auth-service
+toolService:
+  component: tool-service
+  binary: chataigne-tool-service
+{{- end -}}
+
+{{/* Resource name of a component: (dict "root" $ "component" "gateway") */}}
+{{- define "chataigne.componentName" -}}
+{{- printf "%s-%s" (include "chataigne.fullname" .root | trunc 48 | trimSuffix "-") .component -}}
+{{- end -}}
+
+{{- define "chataigne.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "chataigne.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "chataigne.labels" -}}
+helm.sh/chart: {{ include "chataigne.chart" .root }}
+{{ include "chataigne.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: chataigne
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+{{- with .root.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Image reference of a service: (dict "root" $ "svc" .Values.gateway) */}}
+{{- define "chataigne.image" -}}
+{{- $repo := printf "%s/%s" (trimSuffix "/" .root.Values.image.registry) .svc.repository | trimPrefix "/" -}}
+{{- if .svc.digest -}}
+{{- printf "%s@%s" $repo .svc.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repo (.svc.tag | default .root.Values.image.tag | default .root.Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* In-cluster gRPC URL of a backend: (dict "root" $ "component" "auth-service" "port" 50051) */}}
+{{- define "chataigne.grpcUrl" -}}
+{{- printf "http://%s.%s.svc.%s:%d" (include "chataigne.componentName" .) .root.Release.Namespace .root.Values.clusterDomain (int .port) -}}
+{{- end -}}
+
+{{/* Gateway Service port: explicit, else 443 with in-pod TLS, else 80. */}}
+{{- define "chataigne.gatewayServicePort" -}}
+{{- if .Values.gateway.service.port -}}
+{{- int .Values.gateway.service.port -}}
+{{- else if .Values.gateway.tls.enabled -}}
+443
+{{- else -}}
+80
+{{- end -}}
+{{- end -}}
+
+{{/* A secret reference as an EnvVar: (dict "ref" .Values.secrets.redisUrl "what" "secrets.redisUrl") */}}
+{{- define "chataigne.secretEnv" -}}
+- name: {{ .ref.env }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ required (printf "%s.name: the name of an existing Secret is required (the chart never creates secret values)" .what) .ref.name }}
+      key: {{ required (printf "%s.key is required" .what) .ref.key }}
+{{- end -}}
+
+{{/* Secret-backed env of each service. */}}
+{{- define "chataigne.secretEnv.gateway" -}}
+{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.redisUrl "what" "secrets.redisUrl") }}
+{{- end -}}
+{{- define "chataigne.secretEnv.authService" -}}
+{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.authDatabaseUrl "what" "secrets.authDatabaseUrl") }}
+{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.signingKeyEncryptionKey "what" "secrets.signingKeyEncryptionKey") }}
+{{- end -}}
+{{- define "chataigne.secretEnv.toolService" -}}
+{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.toolDatabaseUrl "what" "secrets.toolDatabaseUrl") }}
+{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.cursorKeys "what" "secrets.cursorKeys") }}
+{{- end -}}
+
+{{/* Env shared by every container of a service: (dict "root" $ "key" "gateway" "component" "gateway") */}}
+{{- define "chataigne.commonEnv" -}}
+{{- $svc := index .root.Values .key -}}
+- name: RUST_LOG
+  value: {{ $svc.logLevel | default .root.Values.logLevel | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ .component | quote }}
+{{- with .root.Values.otel.endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ . | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: grpc
+{{- end }}
+{{- $attrs := list (printf "service.namespace=chataigne") (printf "k8s.namespace.name=%s" .root.Release.Namespace) }}
+{{- range $k, $v := .root.Values.otel.resourceAttributes }}
+{{- $attrs = append $attrs (printf "%s=%v" $k $v) }}
+{{- end }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ join "," $attrs | quote }}
+{{- end -}}

@@ -1,0 +1,113 @@
+//! `ToolCatalog`: lists the catalogue with its schemas and policy, and calls a
+//! tool with JSON arguments for the gateway.
+
+use std::time::Instant;
+
+use chataigne_common::codes::decode_status;
+use chataigne_proto::tools::v1 as pb;
+use tonic::{Request, Response, Status};
+
+use super::credential::credential;
+use super::status::to_status;
+use crate::access::Access;
+use crate::domain::DomainError;
+use crate::present::normalize_locale;
+use crate::store::Store;
+use crate::tools::{CallContext, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools};
+
+pub struct CatalogService<S, A> {
+    tools: Tools<S, A>,
+    descriptors: Vec<pb::ToolDescriptor>,
+}
+
+impl<S: Store, A: Access> CatalogService<S, A> {
+    pub fn new(tools: Tools<S, A>) -> Self {
+        let descriptors = tools.catalog().iter().map(descriptor).collect();
+        CatalogService { tools, descriptors }
+    }
+}
+
+fn descriptor(entry: &CatalogEntry) -> pb::ToolDescriptor {
+    let spec = entry.spec;
+    let write = spec.kind == ToolKind::Write;
+    pb::ToolDescriptor {
+        name: spec.name.to_owned(),
+        title: spec.title.to_owned(),
+        description: spec.description.to_owned(),
+        input_schema_json: entry.input_schema.to_string(),
+        output_schema_json: entry.output_schema.to_string(),
+        required_scope: spec.scope.to_owned(),
+        kind: if write {
+            pb::ToolKind::Write
+        } else {
+            pb::ToolKind::Read
+        } as i32,
+        deadline: match spec.deadline {
+            DeadlineClass::Read => pb::DeadlineClass::Read,
+            DeadlineClass::Analytics => pb::DeadlineClass::Analytics,
+            DeadlineClass::Write => pb::DeadlineClass::Write,
+        } as i32,
+        idempotency_key_required: spec.idempotency_key_required,
+        annotations: Some(pb::ToolAnnotations {
+            read_only_hint: !write,
+            destructive_hint: write,
+            idempotent_hint: !write || spec.idempotency_key_required,
+            open_world_hint: spec.open_world,
+        }),
+        rpc: spec.rpc.to_owned(),
+    }
+}
+
+#[tonic::async_trait]
+impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogService<S, A> {
+    async fn list_tools(
+        &self,
+        _request: Request<pb::ListToolsRequest>,
+    ) -> Result<Response<pb::ListToolsResponse>, Status> {
+        Ok(Response::new(pb::ListToolsResponse {
+            tools: self.descriptors.clone(),
+        }))
+    }
+
+    async fn call_tool(
+        &self,
+        request: Request<pb::CallToolRequest>,
+    ) -> Result<Response<pb::CallToolResponse>, Status> {
+        let started = Instant::now();
+        let credential = credential(&request)?;
+        let call = request.into_inner();
+        let spec = ToolId::by_name(&call.name).map(ToolId::spec);
+        let kind = spec.map_or(ToolKind::Read, |spec| spec.kind);
+        let ctx = CallContext {
+            credential,
+            locale: normalize_locale(&call.locale),
+            now_ms: chrono::Utc::now().timestamp_millis(),
+        };
+        let outcome = match serde_json::from_str(&call.arguments_json) {
+            Ok(arguments) => self.tools.call(&call.name, arguments, &ctx).await,
+            Err(_) => Err(DomainError::invalid("", "arguments are not valid JSON")),
+        };
+        let result = outcome
+            .map(|result| {
+                Response::new(pb::CallToolResponse {
+                    data_json: result.data_json,
+                    text: result.text,
+                    next_cursor: result.next_cursor.unwrap_or_default(),
+                    truncated: result.truncated,
+                })
+            })
+            .map_err(|error| to_status(error, kind));
+        let outcome_code = match &result {
+            Ok(_) => "ok",
+            Err(status) => decode_status(status).code.as_str(),
+        };
+        tracing::info!(
+            request_id = %call.request_id,
+            tool = spec.map_or("unknown", |spec| spec.name),
+            outcome = outcome_code,
+            latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "tool call"
+        );
+        result
+    }
+}

@@ -1,0 +1,63 @@
+//! The PostgreSQL store (production): a pool that fails fast when the server
+//! is unreachable, with the statement timeout set on every connection.
+
+use std::future::Future;
+use std::str::FromStr;
+
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+use super::StoreOptions;
+use super::sql::impl_store;
+use crate::domain::DomainError;
+
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// `Store` on PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://…`). Fails within about
+    /// `options.connect_timeout` when the server cannot be reached.
+    pub async fn connect(url: &str, options: &StoreOptions) -> Result<PgStore, DomainError> {
+        let timeout_ms = options.statement_timeout.as_millis().max(1).to_string();
+        let connect = PgConnectOptions::from_str(url)
+            .map_err(|_| DomainError::Internal("invalid PostgreSQL URL".to_owned()))?
+            .application_name("chataigne-tools")
+            .options([("statement_timeout", timeout_ms)]);
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections.max(1))
+            .acquire_timeout(options.connect_timeout)
+            .connect_with(connect);
+        let pool = tokio::time::timeout(options.connect_timeout, pool)
+            .await
+            .map_err(|_| DomainError::Dependency("PostgreSQL connection timed out".to_owned()))?
+            .map_err(|error| DomainError::Dependency(format!("PostgreSQL unreachable: {error}")))?;
+        Ok(PgStore { pool })
+    }
+
+    /// The underlying pool, for work the `Store` trait does not cover.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The server enforces the statement timeout; errors map to `DomainError`.
+    async fn guard<T>(
+        &self,
+        query: impl Future<Output = Result<T, sqlx::Error>>,
+    ) -> Result<T, DomainError> {
+        query.await.map_err(DomainError::from)
+    }
+
+    async fn run_migrations(&self) -> Result<(), DomainError> {
+        MIGRATOR
+            .run(&self.pool)
+            .await
+            .map_err(|error| DomainError::Internal(format!("PostgreSQL migration failed: {error}")))
+    }
+}
+
+impl_store!(PgStore, sqlx::Postgres);

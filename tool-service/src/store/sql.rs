@@ -1,0 +1,536 @@
+//! The SQL both backends share: static queries, builders for the dynamic ones
+//! (IN-lists, optional filters, keyset positions), and `impl_store!`, which
+//! implements `Store` for a backend from these same method bodies.
+//!
+//! Both backends accept `$n` placeholders in static queries; dynamic queries
+//! bind through `QueryBuilder`, which writes each backend's own placeholders.
+//! Sorting is bytewise in both (SQLite BINARY, PostgreSQL "C" columns), so the
+//! same query returns the same rows in the same order on either backend.
+
+use sqlx::{Database, QueryBuilder};
+
+use crate::domain::{DomainError, OrderFilter, OrderStatus, PageRequest, TenantScope};
+
+/// What differs between the backends when building SQL.
+pub(crate) trait Dialect: Database {
+    /// Most bound parameters one statement may carry.
+    const MAX_PARAMS: usize;
+    fn bind_text(qb: &mut QueryBuilder<Self>, value: &str);
+    fn bind_int(qb: &mut QueryBuilder<Self>, value: i64);
+    fn bind_opt_text(qb: &mut QueryBuilder<Self>, value: Option<&str>);
+    fn bind_opt_int(qb: &mut QueryBuilder<Self>, value: Option<i64>);
+}
+
+macro_rules! dialect {
+    ($db:ty, $max:expr) => {
+        impl Dialect for $db {
+            const MAX_PARAMS: usize = $max;
+            fn bind_text(qb: &mut QueryBuilder<Self>, value: &str) {
+                qb.push_bind(value.to_owned());
+            }
+            fn bind_int(qb: &mut QueryBuilder<Self>, value: i64) {
+                qb.push_bind(value);
+            }
+            fn bind_opt_text(qb: &mut QueryBuilder<Self>, value: Option<&str>) {
+                qb.push_bind(value.map(str::to_owned));
+            }
+            fn bind_opt_int(qb: &mut QueryBuilder<Self>, value: Option<i64>) {
+                qb.push_bind(value);
+            }
+        }
+    };
+}
+
+dialect!(sqlx::Postgres, 65_535);
+dialect!(sqlx::Sqlite, 32_766);
+
+macro_rules! organization_select {
+    () => {
+        "SELECT o.id, o.name, \
+         (SELECT COUNT(*) FROM locations lc WHERE lc.organization_id = o.id) AS location_count, \
+         o.created_at_ms \
+         FROM organizations o"
+    };
+}
+
+macro_rules! location_select {
+    () => {
+        "SELECT l.id, l.organization_id, o.name AS organization_name, l.name, l.timezone, \
+         l.currency, l.line1, l.city, l.postal_code, l.country, l.created_at_ms \
+         FROM locations l JOIN organizations o ON o.id = l.organization_id"
+    };
+}
+
+macro_rules! order_columns {
+    () => {
+        "SELECT o.id, o.number, o.organization_id, o.location_id, l.name AS location_name, \
+         l.timezone, o.currency, o.customer_id, c.display_name AS customer_name, o.status, \
+         o.fulfillment, o.total_minor, o.created_at_ms, o.updated_at_ms"
+    };
+}
+
+macro_rules! order_joins {
+    () => {
+        " JOIN locations l ON l.id = o.location_id JOIN customers c ON c.id = o.customer_id"
+    };
+}
+
+pub(crate) const PING: &str = "SELECT 1";
+
+pub(crate) const GET_ORGANIZATION: &str = concat!(organization_select!(), " WHERE o.id = $1");
+
+pub(crate) const GET_LOCATION: &str = concat!(location_select!(), " WHERE l.id = $1");
+
+pub(crate) const GET_ORDER: &str = concat!(
+    order_columns!(),
+    " FROM orders o",
+    order_joins!(),
+    " WHERE o.id = $1"
+);
+
+pub(crate) const ORDER_LINES: &str = "SELECT order_id, line_no, item_id, item_name, quantity, \
+     unit_price_minor FROM order_lines WHERE order_id = $1 ORDER BY line_no";
+
+pub(crate) const ORDER_OWNER: &str =
+    "SELECT organization_id, location_id FROM orders WHERE id = $1";
+
+pub(crate) const LOCATION_OWNER: &str = "SELECT organization_id, id FROM locations WHERE id = $1";
+
+/// Above this many location and organization keys, an order listing filters
+/// with IN-lists instead of one index-ordered branch per key.
+const MAX_BRANCHES: usize = 32;
+
+/// `(v1, v2, ...)`; `values` must not be empty.
+fn push_list<DB: Dialect>(qb: &mut QueryBuilder<DB>, values: &[String]) {
+    qb.push("(");
+    for (i, value) in values.iter().enumerate() {
+        if i > 0 {
+            qb.push(", ");
+        }
+        DB::bind_text(qb, value);
+    }
+    qb.push(")");
+}
+
+fn fetch_limit(page: &PageRequest) -> i64 {
+    i64::from(page.limit) + 1
+}
+
+/// Organizations visible in `scope`, by (name, id); `None` when the scope is empty.
+pub(crate) fn organizations_query<DB: Dialect>(
+    scope: &TenantScope,
+    page: &PageRequest,
+) -> Option<QueryBuilder<DB>> {
+    if scope.is_empty() {
+        return None;
+    }
+    let mut qb = QueryBuilder::new(concat!(organization_select!(), " WHERE 1 = 1"));
+    if !scope.all_tenants {
+        qb.push(" AND (");
+        if !scope.organization_ids.is_empty() {
+            qb.push("o.id IN ");
+            push_list(&mut qb, &scope.organization_ids);
+        }
+        if !scope.location_ids.is_empty() {
+            if !scope.organization_ids.is_empty() {
+                qb.push(" OR ");
+            }
+            qb.push("o.id IN (SELECT ls.organization_id FROM locations ls WHERE ls.id IN ");
+            push_list(&mut qb, &scope.location_ids);
+            qb.push(")");
+        }
+        qb.push(")");
+    }
+    if let Some(after) = &page.after {
+        qb.push(" AND (o.name, o.id) > (");
+        DB::bind_text(&mut qb, &after.key);
+        qb.push(", ");
+        DB::bind_text(&mut qb, &after.id);
+        qb.push(")");
+    }
+    qb.push(" ORDER BY o.name, o.id LIMIT ");
+    DB::bind_int(&mut qb, fetch_limit(page));
+    Some(qb)
+}
+
+/// Locations of one organization, by (name, id); `None` when `only` is empty.
+pub(crate) fn locations_query<DB: Dialect>(
+    organization_id: &str,
+    only: Option<&[String]>,
+    page: &PageRequest,
+) -> Option<QueryBuilder<DB>> {
+    let mut qb = QueryBuilder::new(concat!(location_select!(), " WHERE l.organization_id = "));
+    DB::bind_text(&mut qb, organization_id);
+    if let Some(only) = only {
+        if only.is_empty() {
+            return None;
+        }
+        qb.push(" AND l.id IN ");
+        push_list(&mut qb, only);
+    }
+    if let Some(after) = &page.after {
+        qb.push(" AND (l.name, l.id) > (");
+        DB::bind_text(&mut qb, &after.key);
+        qb.push(", ");
+        DB::bind_text(&mut qb, &after.id);
+        qb.push(")");
+    }
+    qb.push(" ORDER BY l.name, l.id LIMIT ");
+    DB::bind_int(&mut qb, fetch_limit(page));
+    Some(qb)
+}
+
+/// Which tenants' orders one branch of a listing reads.
+#[derive(Clone, Copy)]
+enum Key<'a> {
+    /// Every order.
+    All,
+    Location(&'a str),
+    Organization(&'a str),
+    /// Orders of these locations or of these organizations (either may be empty).
+    Lists(&'a [String], &'a [String]),
+}
+
+/// One branch: a tenant key and, when the branch is per status, that status.
+struct Branch<'a> {
+    key: Key<'a>,
+    status: Option<OrderStatus>,
+}
+
+/// Orders matching `filter`, newest first; `None` when the filter matches nothing.
+///
+/// With a few locations or organizations, each gets its own branch that walks
+/// the (key, created_at_ms DESC, id DESC) index and stops after one page (with
+/// a status filter, one branch per key and status, on the (key, status, …)
+/// index); the branches are merged with UNION (which also removes overlaps)
+/// and cut to one page, then joined to their location and customer. Every
+/// branch reads at most one page, whatever the planner's statistics.
+pub(crate) fn orders_query<DB: Dialect>(
+    filter: &OrderFilter,
+    page: &PageRequest,
+) -> Result<Option<QueryBuilder<DB>>, DomainError> {
+    let after = match &page.after {
+        Some(after) => Some((
+            after
+                .key
+                .parse::<i64>()
+                .map_err(|_| DomainError::CursorInvalid)?,
+            after.id.as_str(),
+        )),
+        None => None,
+    };
+    let keys = match (&filter.location_ids, &filter.organization_ids) {
+        (None, None) => vec![Key::All],
+        (locations, organizations) => {
+            let locations = locations.as_deref().unwrap_or_default();
+            let organizations = organizations.as_deref().unwrap_or_default();
+            let count = locations.len() + organizations.len();
+            if count == 0 {
+                return Ok(None);
+            } else if count > MAX_BRANCHES {
+                vec![Key::Lists(locations, organizations)]
+            } else {
+                locations
+                    .iter()
+                    .map(|id| Key::Location(id))
+                    .chain(organizations.iter().map(|id| Key::Organization(id)))
+                    .collect()
+            }
+        }
+    };
+    let per_status = !filter.statuses.is_empty()
+        && keys.len() * filter.statuses.len() <= MAX_BRANCHES
+        && keys
+            .iter()
+            .all(|key| matches!(key, Key::Location(_) | Key::Organization(_)));
+    let branches: Vec<Branch<'_>> = if per_status {
+        keys.iter()
+            .flat_map(|&key| {
+                filter.statuses.iter().map(move |&status| Branch {
+                    key,
+                    status: Some(status),
+                })
+            })
+            .collect()
+    } else {
+        keys.into_iter()
+            .map(|key| Branch { key, status: None })
+            .collect()
+    };
+    let limit = fetch_limit(page);
+    let mut qb = QueryBuilder::new(concat!(order_columns!(), " FROM ("));
+    let merged = branches.len() > 1;
+    for (i, branch) in branches.iter().enumerate() {
+        if merged {
+            qb.push(if i == 0 { "" } else { " UNION " });
+            qb.push("SELECT id, created_at_ms FROM (");
+        }
+        push_branch(&mut qb, branch, filter, after, limit);
+        if merged {
+            qb.push(format_args!(") AS b{i}"));
+        }
+    }
+    if merged {
+        qb.push(" ORDER BY created_at_ms DESC, id DESC LIMIT ");
+        DB::bind_int(&mut qb, limit);
+    }
+    qb.push(concat!(
+        ") AS p JOIN orders o ON o.id = p.id",
+        order_joins!(),
+        " ORDER BY o.created_at_ms DESC, o.id DESC"
+    ));
+    Ok(Some(qb))
+}
+
+fn push_branch<DB: Dialect>(
+    qb: &mut QueryBuilder<DB>,
+    branch: &Branch<'_>,
+    filter: &OrderFilter,
+    after: Option<(i64, &str)>,
+    limit: i64,
+) {
+    qb.push("SELECT id, created_at_ms FROM orders WHERE ");
+    match branch.key {
+        Key::All => {
+            qb.push("1 = 1");
+        }
+        Key::Location(id) => {
+            qb.push("location_id = ");
+            DB::bind_text(qb, id);
+        }
+        Key::Organization(id) => {
+            qb.push("organization_id = ");
+            DB::bind_text(qb, id);
+        }
+        Key::Lists(locations, organizations) => {
+            qb.push("(");
+            if !locations.is_empty() {
+                qb.push("location_id IN ");
+                push_list(qb, locations);
+            }
+            if !organizations.is_empty() {
+                if !locations.is_empty() {
+                    qb.push(" OR ");
+                }
+                qb.push("organization_id IN ");
+                push_list(qb, organizations);
+            }
+            qb.push(")");
+        }
+    }
+    if let Some(status) = branch.status {
+        qb.push(" AND status = ");
+        DB::bind_text(qb, status.as_str());
+    } else if !filter.statuses.is_empty() {
+        qb.push(" AND status IN (");
+        for (i, status) in filter.statuses.iter().enumerate() {
+            if i > 0 {
+                qb.push(", ");
+            }
+            DB::bind_text(qb, status.as_str());
+        }
+        qb.push(")");
+    }
+    if let Some(from) = filter.created_from_ms {
+        qb.push(" AND created_at_ms >= ");
+        DB::bind_int(qb, from);
+    }
+    if let Some(to) = filter.created_to_ms {
+        qb.push(" AND created_at_ms < ");
+        DB::bind_int(qb, to);
+    }
+    if let Some((key, id)) = after {
+        qb.push(" AND (created_at_ms, id) < (");
+        DB::bind_int(qb, key);
+        qb.push(", ");
+        DB::bind_text(qb, id);
+        qb.push(")");
+    }
+    qb.push(" ORDER BY created_at_ms DESC, id DESC LIMIT ");
+    DB::bind_int(qb, limit);
+}
+
+/// Implements `Store` for a backend type with a `pool` field and the inherent
+/// methods `guard` (runs one database future within the statement bound) and
+/// `run_migrations`.
+macro_rules! impl_store {
+    ($store:ty, $db:ty) => {
+        impl $crate::store::Store for $store {
+            async fn migrate(&self) -> Result<(), $crate::domain::DomainError> {
+                self.run_migrations().await
+            }
+
+            async fn ping(&self) -> Result<(), $crate::domain::DomainError> {
+                self.guard(sqlx::query($crate::store::sql::PING).execute(&self.pool))
+                    .await
+                    .map(|_| ())
+            }
+
+            async fn list_organizations(
+                &self,
+                scope: &$crate::domain::TenantScope,
+                page: &$crate::domain::PageRequest,
+            ) -> Result<Vec<$crate::store::OrganizationRecord>, $crate::domain::DomainError> {
+                let Some(mut qb) = $crate::store::sql::organizations_query::<$db>(scope, page)
+                else {
+                    return Ok(Vec::new());
+                };
+                self.guard(qb.build_query_as().fetch_all(&self.pool)).await
+            }
+
+            async fn get_organization(
+                &self,
+                organization_id: &str,
+            ) -> Result<Option<$crate::store::OrganizationRecord>, $crate::domain::DomainError>
+            {
+                self.guard(
+                    sqlx::query_as($crate::store::sql::GET_ORGANIZATION)
+                        .bind(organization_id)
+                        .fetch_optional(&self.pool),
+                )
+                .await
+            }
+
+            async fn list_locations(
+                &self,
+                organization_id: &str,
+                only: Option<&[String]>,
+                page: &$crate::domain::PageRequest,
+            ) -> Result<Vec<$crate::store::LocationRecord>, $crate::domain::DomainError> {
+                let Some(mut qb) =
+                    $crate::store::sql::locations_query::<$db>(organization_id, only, page)
+                else {
+                    return Ok(Vec::new());
+                };
+                self.guard(qb.build_query_as().fetch_all(&self.pool)).await
+            }
+
+            async fn get_location(
+                &self,
+                location_id: &str,
+            ) -> Result<Option<$crate::store::LocationRecord>, $crate::domain::DomainError> {
+                self.guard(
+                    sqlx::query_as($crate::store::sql::GET_LOCATION)
+                        .bind(location_id)
+                        .fetch_optional(&self.pool),
+                )
+                .await
+            }
+
+            async fn list_orders(
+                &self,
+                filter: &$crate::domain::OrderFilter,
+                page: &$crate::domain::PageRequest,
+            ) -> Result<Vec<$crate::store::OrderRecord>, $crate::domain::DomainError> {
+                let Some(mut qb) = $crate::store::sql::orders_query::<$db>(filter, page)? else {
+                    return Ok(Vec::new());
+                };
+                self.guard(qb.build_query_as().fetch_all(&self.pool)).await
+            }
+
+            async fn get_order(
+                &self,
+                order_id: &str,
+            ) -> Result<
+                Option<(
+                    $crate::store::OrderRecord,
+                    Vec<$crate::store::OrderLineRecord>,
+                )>,
+                $crate::domain::DomainError,
+            > {
+                let order: Option<$crate::store::OrderRecord> = self
+                    .guard(
+                        sqlx::query_as($crate::store::sql::GET_ORDER)
+                            .bind(order_id)
+                            .fetch_optional(&self.pool),
+                    )
+                    .await?;
+                let Some(order) = order else {
+                    return Ok(None);
+                };
+                let lines = self
+                    .guard(
+                        sqlx::query_as($crate::store::sql::ORDER_LINES)
+                            .bind(order_id)
+                            .fetch_all(&self.pool),
+                    )
+                    .await?;
+                Ok(Some((order, lines)))
+            }
+
+            async fn order_owner(
+                &self,
+                order_id: &str,
+            ) -> Result<Option<$crate::store::Owner>, $crate::domain::DomainError> {
+                let row: Option<(String, String)> = self
+                    .guard(
+                        sqlx::query_as($crate::store::sql::ORDER_OWNER)
+                            .bind(order_id)
+                            .fetch_optional(&self.pool),
+                    )
+                    .await?;
+                Ok(
+                    row.map(|(organization_id, location_id)| $crate::store::Owner {
+                        organization_id,
+                        location_id: Some(location_id),
+                    }),
+                )
+            }
+
+            async fn location_owner(
+                &self,
+                location_id: &str,
+            ) -> Result<Option<$crate::store::Owner>, $crate::domain::DomainError> {
+                let row: Option<(String, String)> = self
+                    .guard(
+                        sqlx::query_as($crate::store::sql::LOCATION_OWNER)
+                            .bind(location_id)
+                            .fetch_optional(&self.pool),
+                    )
+                    .await?;
+                Ok(
+                    row.map(|(organization_id, location_id)| $crate::store::Owner {
+                        organization_id,
+                        location_id: Some(location_id),
+                    }),
+                )
+            }
+
+            async fn load(
+                &self,
+                data: &$crate::store::seed::DataSet,
+            ) -> Result<(), $crate::domain::DomainError> {
+                self.insert_all(&data.organizations).await?;
+                self.insert_all(&data.locations).await?;
+                self.insert_all(&data.customers).await?;
+                self.insert_all(&data.categories).await?;
+                self.insert_all(&data.items).await?;
+                self.insert_all(&data.orders).await?;
+                self.insert_all(&data.order_lines).await?;
+                self.insert_all(&data.conversations).await?;
+                self.insert_all(&data.messages).await?;
+                Ok(())
+            }
+        }
+
+        impl $store {
+            /// Inserts `rows` in multi-row statements sized to the backend's
+            /// parameter bound, one transaction per statement; rows whose key
+            /// already exists are left as they are.
+            async fn insert_all<R: $crate::store::load::Row + Sync>(
+                &self,
+                rows: &[R],
+            ) -> Result<(), $crate::domain::DomainError> {
+                for chunk in rows.chunks($crate::store::load::rows_per_statement::<$db, R>()) {
+                    let mut qb = $crate::store::load::insert_statement::<$db, R>(chunk);
+                    let mut tx = self.pool.begin().await?;
+                    qb.build().persistent(false).execute(&mut *tx).await?;
+                    tx.commit().await?;
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+pub(crate) use impl_store;

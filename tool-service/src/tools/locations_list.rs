@@ -1,0 +1,126 @@
+//! `chataigne_locations_list` ↔ `Restaurant/ListLocations`: the locations of
+//! one organization that the signed-in user may see.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::support::{binding, fingerprint, page_request, paginate};
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{DomainError, Location, PageAfter};
+use crate::present;
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_locations_list",
+    title: "List locations",
+    description: "Lists the locations (restaurants) of one organization that the signed-in \
+user can access, by name, with address, timezone and currency. Suited to finding the \
+`location_id` that order, catalog, conversation and analytics tools take. `organization_id` \
+comes from chataigne_organizations_list. Returns at most `limit` locations (20 by default, \
+50 at most) and, when more exist, `meta.next_cursor` to pass unchanged with the same \
+`organization_id`.",
+    scope: "location.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Restaurant/ListLocations",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LocationsListInput {
+    /// Organization ID as returned by chataigne_organizations_list, e.g. "org_01bistrochataigne".
+    #[schemars(length(min = 1, max = 64))]
+    pub organization_id: String,
+    /// Page size, 1 to 50; 20 when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// `meta.next_cursor` of the previous page, unchanged, with the same organization.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LocationsListOutput {
+    /// Locations sorted by name.
+    pub locations: Vec<Location>,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn locations_list(
+        &self,
+        input: LocationsListInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<LocationsListOutput>, DomainError> {
+        let (principal, scope) = self.access.resolve(&ctx.credential, SPEC.scope).await?;
+        let org = &input.organization_id;
+        // Whole organization for admins and org-level members; otherwise only
+        // the locations of that organization the user is a member of. An
+        // organization outside both is refused like one that does not exist.
+        let only: Option<Vec<String>> = if scope.all_tenants || scope.organization_ids.contains(org)
+        {
+            None
+        } else {
+            Some(scope.location_ids.clone())
+        };
+        if only.as_ref().is_some_and(Vec::is_empty) {
+            return Err(DomainError::Forbidden);
+        }
+        if self.store.get_organization(org).await?.is_none() {
+            return Err(if scope.all_tenants {
+                DomainError::NotFound
+            } else {
+                DomainError::Forbidden
+            });
+        }
+        let filters = fingerprint(&input);
+        let bound = binding(SPEC.name, &filters, &principal);
+        let page = page_request(
+            &self.cursors,
+            input.limit,
+            input.cursor.as_deref(),
+            bound,
+            ctx,
+        )?;
+        let records = self
+            .store
+            .list_locations(org, only.as_deref(), &page)
+            .await?;
+        if only.is_some() && records.is_empty() && page.after.is_none() {
+            // Member of locations, but none in this organization.
+            return Err(DomainError::Forbidden);
+        }
+        let (records, next_cursor) = paginate(
+            records,
+            &page,
+            |r| PageAfter {
+                key: r.name.clone(),
+                id: r.id.clone(),
+            },
+            &self.cursors,
+            bound,
+            ctx,
+        );
+        let locations: Vec<Location> = records.into_iter().map(present::location).collect();
+        let mut text = if ctx.locale == "fr" {
+            format!("{} établissement(s).", locations.len())
+        } else {
+            format!("{} location(s).", locations.len())
+        };
+        for location in &locations {
+            text.push_str(&format!(
+                "\n- {} ({}, {}, {})",
+                location.name, location.id, location.address.city, location.timezone
+            ));
+        }
+        Ok(ToolOutput {
+            data: LocationsListOutput { locations },
+            text,
+            next_cursor,
+        })
+    }
+}

@@ -1,0 +1,251 @@
+//! The MCP tool catalogue. Each tool lives in its own module beside the typed
+//! RPC it maps to, declaring once its name, description, scope, class, input
+//! and output types; `tools/list`, the JSON Schemas and the gRPC API all derive
+//! from that declaration.
+
+mod locations_list;
+mod order_get;
+mod orders_list;
+mod organizations_list;
+pub mod schema;
+mod support;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use locations_list::{LocationsListInput, LocationsListOutput};
+pub use order_get::{OrderGetInput, OrderGetOutput};
+pub use orders_list::{OrdersListInput, OrdersListOutput};
+pub use organizations_list::{OrganizationsListInput, OrganizationsListOutput};
+
+use crate::access::{Access, Credential};
+use crate::cursor::CursorCodec;
+use crate::domain::DomainError;
+use crate::store::Store;
+use schema::InputValidator;
+
+/// Whether a tool only reads or changes state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    Read,
+    Write,
+}
+
+/// Which deadline applies (SPEC §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadlineClass {
+    Read,
+    Analytics,
+    Write,
+}
+
+/// The static declaration of one tool.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// OAuth scope needed to see and call the tool.
+    pub scope: &'static str,
+    pub kind: ToolKind,
+    pub deadline: DeadlineClass,
+    pub idempotency_key_required: bool,
+    /// Whether the tool reaches people outside the restaurant (customers).
+    pub open_world: bool,
+    /// The typed RPC it maps to, `package.Service/Method`.
+    pub rpc: &'static str,
+}
+
+/// The catalogue: one line per tool, `Variant => module, Input, Output`.
+/// It generates `ToolId` (with `ALL`, `spec`, `by_name`), the schemas of each
+/// tool and the exhaustive dispatch from a name to the tool's method, which
+/// is named like its module.
+macro_rules! catalogue {
+    ($($variant:ident => $module:ident, $input:ty, $output:ty;)*) => {
+        /// Every tool, by identity; dispatch matches on it exhaustively.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ToolId { $($variant,)* }
+
+        impl ToolId {
+            pub const ALL: &'static [ToolId] = &[$(ToolId::$variant,)*];
+
+            pub fn spec(self) -> &'static ToolSpec {
+                match self { $(ToolId::$variant => &$module::SPEC,)* }
+            }
+
+            fn schemas(self) -> (Value, Value) {
+                match self {
+                    $(ToolId::$variant => (
+                        schema::schema_of::<$input>(),
+                        schema::output_schema_of::<$output>(),
+                    ),)*
+                }
+            }
+        }
+
+        impl<S: Store, A: Access> Tools<S, A> {
+            async fn dispatch(
+                &self,
+                id: ToolId,
+                arguments: Value,
+                ctx: &CallContext,
+            ) -> Result<CallResult, DomainError> {
+                match id {
+                    $(ToolId::$variant => finish(self.$module(parse(arguments)?, ctx).await?),)*
+                }
+            }
+        }
+    };
+}
+
+catalogue! {
+    OrganizationsList => organizations_list, OrganizationsListInput, OrganizationsListOutput;
+    LocationsList => locations_list, LocationsListInput, LocationsListOutput;
+    OrdersList => orders_list, OrdersListInput, OrdersListOutput;
+    OrderGet => order_get, OrderGetInput, OrderGetOutput;
+}
+
+impl ToolId {
+    pub fn by_name(name: &str) -> Option<ToolId> {
+        ToolId::ALL
+            .iter()
+            .copied()
+            .find(|id| id.spec().name == name)
+    }
+}
+
+/// One catalogue entry with its schemas, serialized once at start-up.
+pub struct CatalogEntry {
+    pub id: ToolId,
+    pub spec: &'static ToolSpec,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    validator: InputValidator,
+}
+
+/// Who calls, in which locale, and when.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    pub credential: Credential,
+    /// "fr" or "en".
+    pub locale: &'static str,
+    pub now_ms: i64,
+}
+
+/// What a tool returns before the gateway wraps it in the envelope.
+#[derive(Debug)]
+pub struct ToolOutput<T> {
+    pub data: T,
+    /// Short summary for people (bounded by `support::TEXT_LIMIT`).
+    pub text: String,
+    pub next_cursor: Option<String>,
+}
+
+/// A finished call, serialized.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallResult {
+    pub data_json: String,
+    pub text: String,
+    pub next_cursor: Option<String>,
+    pub truncated: bool,
+}
+
+/// Structured output bound (SPEC §6).
+pub const OUTPUT_LIMIT: usize = 128 * 1024;
+
+/// The tools with what they need to run: store, access control, cursor keys.
+pub struct Tools<S, A> {
+    pub(crate) store: S,
+    pub(crate) access: A,
+    pub(crate) cursors: CursorCodec,
+    catalog: Arc<Vec<CatalogEntry>>,
+}
+
+impl<S: Clone, A: Clone> Clone for Tools<S, A> {
+    fn clone(&self) -> Self {
+        Tools {
+            store: self.store.clone(),
+            access: self.access.clone(),
+            cursors: self.cursors.clone(),
+            catalog: self.catalog.clone(),
+        }
+    }
+}
+
+/// Builds every catalogue entry: schemas generated and validators compiled.
+pub fn build_catalog() -> anyhow::Result<Vec<CatalogEntry>> {
+    ToolId::ALL
+        .iter()
+        .map(|&id| {
+            let (input_schema, output_schema) = id.schemas();
+            Ok(CatalogEntry {
+                id,
+                spec: id.spec(),
+                validator: InputValidator::new(&input_schema)?,
+                input_schema,
+                output_schema,
+            })
+        })
+        .collect()
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub fn new(store: S, access: A, cursors: CursorCodec) -> anyhow::Result<Tools<S, A>> {
+        let catalog = build_catalog()?;
+        Ok(Tools {
+            store,
+            access,
+            cursors,
+            catalog: Arc::new(catalog),
+        })
+    }
+
+    pub fn catalog(&self) -> &[CatalogEntry] {
+        &self.catalog
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// Calls the tool `name` with JSON `arguments`: schema validation, then the
+    /// tool, then serialization within the output bound.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: &CallContext,
+    ) -> Result<CallResult, DomainError> {
+        let entry = self
+            .catalog
+            .iter()
+            .find(|entry| entry.spec.name == name)
+            .ok_or_else(|| DomainError::UnknownTool(name.to_owned()))?;
+        entry.validator.check(&arguments)?;
+        self.dispatch(entry.id, arguments, ctx).await
+    }
+}
+
+fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, DomainError> {
+    serde_json::from_value(arguments).map_err(|error| {
+        // serde's message names the field and the expectation, not the value.
+        DomainError::invalid("", error.to_string())
+    })
+}
+
+fn finish<T: Serialize>(output: ToolOutput<T>) -> Result<CallResult, DomainError> {
+    let data_json = serde_json::to_string(&output.data)
+        .map_err(|e| DomainError::Internal(format!("serializing output: {e}")))?;
+    if data_json.len() > OUTPUT_LIMIT {
+        return Err(DomainError::OutputTooLarge);
+    }
+    Ok(CallResult {
+        data_json,
+        text: support::bound_text(output.text),
+        next_cursor: output.next_cursor,
+        truncated: false,
+    })
+}

@@ -1,0 +1,92 @@
+//! `chataigne_order_get` ↔ `Restaurant/GetOrder`: one order with its lines.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{DomainError, Order};
+use crate::present;
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_order_get",
+    title: "Get an order",
+    description: "Returns one order with its lines (item, quantity, unit price, line total), \
+status, fulfillment type, customer name, total and timestamps in the location's timezone. \
+Suited to questions about the content or state of a specific order. `order_id` comes from \
+chataigne_orders_list. An order the signed-in user cannot access is reported exactly like \
+one that does not exist.",
+    scope: "orders.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Restaurant/GetOrder",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderGetInput {
+    /// Order ID as returned by chataigne_orders_list, e.g. "ord_01j9x…".
+    #[schemars(length(min = 1, max = 64))]
+    pub order_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OrderGetOutput {
+    pub order: Order,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn order_get(
+        &self,
+        input: OrderGetInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<OrderGetOutput>, DomainError> {
+        let owner = self
+            .store
+            .order_owner(&input.order_id)
+            .await?
+            .ok_or(DomainError::Forbidden)?;
+        self.access
+            .authorize(&ctx.credential, SPEC.scope, &owner)
+            .await?;
+        let (record, lines) = self
+            .store
+            .get_order(&input.order_id)
+            .await?
+            .ok_or(DomainError::NotFound)?;
+        let order = present::order(record, lines, ctx.locale)?;
+        let mut text = if ctx.locale == "fr" {
+            format!(
+                "Commande {} · {} · {} · {} · {}",
+                order.number,
+                order.location_name,
+                order.status.as_str(),
+                order.total.display,
+                order.created_at
+            )
+        } else {
+            format!(
+                "Order {} · {} · {} · {} · {}",
+                order.number,
+                order.location_name,
+                order.status.as_str(),
+                order.total.display,
+                order.created_at
+            )
+        };
+        for line in &order.lines {
+            text.push_str(&format!(
+                "\n- {} × {} ({})",
+                line.quantity, line.item_name, line.line_total.display
+            ));
+        }
+        Ok(ToolOutput {
+            data: OrderGetOutput { order },
+            text,
+            next_cursor: None,
+        })
+    }
+}

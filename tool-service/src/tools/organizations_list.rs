@@ -1,0 +1,100 @@
+//! `chataigne_organizations_list` ↔ `Restaurant/ListOrganizations`: the
+//! organizations the signed-in user belongs to (every one, for platform admins).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::support::{binding, fingerprint, page_request, paginate};
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{DomainError, Organization, PageAfter};
+use crate::present;
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_organizations_list",
+    title: "List organizations",
+    description: "Lists the restaurant organizations the signed-in user belongs to, by name, \
+with their IDs and number of locations. Suited to finding which businesses the user works for \
+and the `organization_id` that chataigne_locations_list takes. Returns at most `limit` \
+organizations (20 by default, 50 at most) and, when more exist, `meta.next_cursor` to pass \
+unchanged for the next page.",
+    scope: "businessOrganization.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Restaurant/ListOrganizations",
+};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrganizationsListInput {
+    /// Page size, 1 to 50; 20 when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// `meta.next_cursor` of the previous page, unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OrganizationsListOutput {
+    /// Organizations sorted by name.
+    pub organizations: Vec<Organization>,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn organizations_list(
+        &self,
+        input: OrganizationsListInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<OrganizationsListOutput>, DomainError> {
+        let (principal, scope) = self.access.resolve(&ctx.credential, SPEC.scope).await?;
+        let filters = fingerprint(&input);
+        let bound = binding(SPEC.name, &filters, &principal);
+        let page = page_request(
+            &self.cursors,
+            input.limit,
+            input.cursor.as_deref(),
+            bound,
+            ctx,
+        )?;
+        let records = if scope.is_empty() {
+            Vec::new()
+        } else {
+            self.store.list_organizations(&scope, &page).await?
+        };
+        let (records, next_cursor) = paginate(
+            records,
+            &page,
+            |r| PageAfter {
+                key: r.name.clone(),
+                id: r.id.clone(),
+            },
+            &self.cursors,
+            bound,
+            ctx,
+        );
+        let organizations: Vec<Organization> =
+            records.into_iter().map(present::organization).collect();
+        let mut text = if ctx.locale == "fr" {
+            format!("{} organisation(s).", organizations.len())
+        } else {
+            format!("{} organization(s).", organizations.len())
+        };
+        for org in &organizations {
+            text.push_str(&format!(
+                "\n- {} ({}, {} location(s))",
+                org.name, org.id, org.location_count
+            ));
+        }
+        Ok(ToolOutput {
+            data: OrganizationsListOutput { organizations },
+            text,
+            next_cursor,
+        })
+    }
+}

@@ -1,0 +1,121 @@
+//! What every tool shares: page limits, cursor binding, owner resolution and
+//! bounded summaries.
+
+use serde::Serialize;
+
+use crate::access::Principal;
+use crate::cursor::Binding;
+use crate::domain::{DomainError, PageAfter, PageRequest};
+
+use super::CallContext;
+
+/// Default and maximum page sizes (SPEC §6).
+pub const DEFAULT_LIMIT: u32 = 20;
+pub const MAX_LIMIT: u32 = 50;
+/// Text summary bound (SPEC §6).
+pub const TEXT_LIMIT: usize = 4 * 1024;
+
+/// The canonical form of a tool's filters: its arguments without `limit` and
+/// `cursor`, serialized with sorted keys.
+pub fn fingerprint<T: Serialize>(input: &T) -> String {
+    match serde_json::to_value(input) {
+        Ok(serde_json::Value::Object(mut map)) => {
+            map.remove("limit");
+            map.remove("cursor");
+            serde_json::Value::Object(map).to_string()
+        }
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Validates the page size and decodes the cursor against its binding.
+pub fn page_request(
+    tools_cursors: &crate::cursor::CursorCodec,
+    limit: Option<u32>,
+    cursor: Option<&str>,
+    binding: Binding<'_>,
+    ctx: &CallContext,
+) -> Result<PageRequest, DomainError> {
+    let limit = limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(DomainError::invalid(
+            "limit",
+            format!("must be between 1 and {MAX_LIMIT}"),
+        ));
+    }
+    let after = match cursor {
+        Some(cursor) if !cursor.is_empty() => {
+            Some(tools_cursors.decode(cursor, binding, ctx.now_ms)?)
+        }
+        _ => None,
+    };
+    Ok(PageRequest { limit, after })
+}
+
+/// Cuts a store result of up to `limit + 1` records to one page, returning
+/// the cursor of the next page when there is one.
+pub fn paginate<R>(
+    mut records: Vec<R>,
+    page: &PageRequest,
+    position: impl Fn(&R) -> PageAfter,
+    tools_cursors: &crate::cursor::CursorCodec,
+    binding: Binding<'_>,
+    ctx: &CallContext,
+) -> (Vec<R>, Option<String>) {
+    let limit = page.limit as usize;
+    if records.len() <= limit {
+        return (records, None);
+    }
+    records.truncate(limit);
+    let next = records
+        .last()
+        .map(|last| tools_cursors.encode(&position(last), binding, ctx.now_ms));
+    (records, next)
+}
+
+/// A binding for `tool` with the filters of `input`.
+pub fn binding<'a>(tool: &'a str, filters: &'a str, principal: &'a Principal) -> Binding<'a> {
+    Binding {
+        tool,
+        filters,
+        principal,
+    }
+}
+
+/// Cuts `text` to the summary bound on a character boundary.
+pub fn bound_text(mut text: String) -> String {
+    if text.len() > TEXT_LIMIT {
+        let mut end = TEXT_LIMIT - 3;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_bounded_on_a_char_boundary() {
+        let long = "é".repeat(5000);
+        let bounded = bound_text(long);
+        assert!(bounded.len() <= TEXT_LIMIT);
+        assert!(bounded.ends_with('…'));
+        assert_eq!(bound_text("short".into()), "short");
+    }
+
+    #[test]
+    fn fingerprint_ignores_paging_fields_and_key_order() {
+        let a =
+            serde_json::json!({"status": ["ready"], "limit": 5, "cursor": "x", "location_id": "l"});
+        let b = serde_json::json!({"location_id": "l", "status": ["ready"]});
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        let c = serde_json::json!({"location_id": "m", "status": ["ready"]});
+        assert_ne!(fingerprint(&a), fingerprint(&c));
+    }
+}

@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::core::Core;
 use crate::error::AuthError;
 use crate::model::{Access, Authenticated, Principal};
+use crate::oauth::OAuthServer;
 use crate::tokens::Tokens;
 use crate::{grpc, http, keys, seed, store};
 
@@ -31,6 +32,7 @@ pub struct AuthApp {
 struct Inner {
     config: Config,
     core: Arc<Core>,
+    http: http::Shared,
 }
 
 impl AuthApp {
@@ -44,18 +46,40 @@ impl AuthApp {
             seed::seed_demo(&*store)
                 .await
                 .map_err(|e| anyhow::anyhow!("seeding the demo data: {e}"))?;
+            seed::seed_demo_passwords(&*store)
+                .await
+                .map_err(|e| anyhow::anyhow!("seeding the demo passwords: {e}"))?;
         }
         let keys = keys::load_or_generate(&*store).await?;
         let issuer = config.resolved_issuer();
         if config.issuer.is_empty() {
             tracing::warn!(%issuer, "issuer not configured; derived from the HTTP listen address");
         }
-        let core = Core::new(store, Tokens::new(keys, issuer), config.assertion_ttl_secs);
+        if config.oauth.allowed_resources.is_empty() {
+            tracing::warn!(
+                "oauth.allowed_resources is empty: every authorization request is refused"
+            );
+        }
+        if !config.oauth.auto_approve_user_for_tests.is_empty() {
+            tracing::warn!(
+                "oauth.auto_approve_user_for_tests is set: authorization requests are approved without sign-in"
+            );
+        }
+        let core = Arc::new(Core::new(
+            store,
+            Tokens::new(keys, issuer),
+            config.assertion_ttl_secs,
+            config.oauth.service_audience.clone(),
+        ));
+        let oauth = OAuthServer::new(
+            core.clone(),
+            config.oauth.clone(),
+            config.access_token_ttl_secs,
+            config.session_ttl_secs,
+        );
+        let http = Arc::new(http::HttpState::new(oauth));
         Ok(AuthApp {
-            inner: Arc::new(Inner {
-                config,
-                core: Arc::new(core),
-            }),
+            inner: Arc::new(Inner { config, core, http }),
         })
     }
 
@@ -71,14 +95,28 @@ impl AuthApp {
         let http_addr = listeners.http.local_addr()?;
         tracing::info!(grpc = %grpc_addr, http = %http_addr, issuer = %self.issuer(), "auth-service serving");
         let grpc = grpc::serve(self.inner.core.clone(), listeners.grpc, shutdown.clone());
-        let router = http::router(self.issuer(), self.inner.core.tokens().keys().jwks());
+        let router = http::router(self.inner.http.clone());
+        let reload_every = std::time::Duration::from_secs(self.inner.config.key_reload_secs);
+        let core = self.inner.core.clone();
+        let reloader = tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(reload_every);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                if let Err(error) = core.reload_keys().await {
+                    tracing::warn!(%error, "periodic signing key reload failed");
+                }
+            }
+        });
         let http = async move {
             axum::serve(listeners.http, router)
                 .with_graceful_shutdown(shutdown)
                 .await
                 .context("HTTP server")
         };
-        tokio::try_join!(grpc, http)?;
+        let served = tokio::try_join!(grpc, http);
+        reloader.abort();
+        served?;
         tracing::info!("auth-service stopped");
         Ok(())
     }

@@ -82,7 +82,8 @@ impl OAuthConfig {
     /// Whether tokens may be issued for `resource`.
     pub fn resource_allowed(&self, resource: &str) -> bool {
         self.allowed_resources.iter().any(|allowed| {
-            resource == allowed || (allowed.ends_with('/') && resource.starts_with(allowed.as_str()))
+            resource == allowed
+                || (allowed.ends_with('/') && resource.starts_with(allowed.as_str()))
         })
     }
 
@@ -331,7 +332,11 @@ mod tests {
         let mut config = Config::default();
         config.oauth.auto_approve_user_for_tests = "usr_1".into();
         assert!(config.validate().is_ok(), "default issuer is loopback http");
-        for issuer in ["https://127.0.0.1:8081", "http://auth.example", "http://127.0.0.1.evil"] {
+        for issuer in [
+            "https://127.0.0.1:8081",
+            "http://auth.example",
+            "http://127.0.0.1.evil",
+        ] {
             config.issuer = issuer.into();
             assert!(config.validate().is_err(), "{issuer}");
         }
@@ -340,7 +345,10 @@ mod tests {
     #[test]
     fn resources_match_exactly_or_by_slash_prefix() {
         let oauth = OAuthConfig {
-            allowed_resources: vec!["https://mcp.example/mcp/v1".into(), "https://x.example/mcp/".into()],
+            allowed_resources: vec![
+                "https://mcp.example/mcp/v1".into(),
+                "https://x.example/mcp/".into(),
+            ],
             ..OAuthConfig::default()
         };
         assert!(oauth.resource_allowed("https://mcp.example/mcp/v1"));

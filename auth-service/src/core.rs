@@ -72,10 +72,11 @@ impl Core {
         audience: &str,
         now_ms: i64,
     ) -> Result<Claims, AuthError> {
-        if !self.tokens.knows_kid_of(token) && self.reload_due() {
-            if let Err(error) = self.reload_keys().await {
-                tracing::warn!(%error, "reloading signing keys failed");
-            }
+        if !self.tokens.knows_kid_of(token)
+            && self.reload_due()
+            && let Err(error) = self.reload_keys().await
+        {
+            tracing::warn!(%error, "reloading signing keys failed");
         }
         Ok(self.tokens.verify(kind, token, audience, now_ms / 1000)?)
     }
@@ -217,8 +218,13 @@ impl Core {
     ) -> Result<(Claims, bool), AuthError> {
         let verified = match Tokens::claimed_kind(credential) {
             Some(TokenKind::Access) => Internal::Service(
-                self.verify(TokenKind::Access, credential, &self.service_audience, now_ms)
-                    .await?,
+                self.verify(
+                    TokenKind::Access,
+                    credential,
+                    &self.service_audience,
+                    now_ms,
+                )
+                .await?,
             ),
             _ => Internal::Assertion(
                 self.verify(TokenKind::Assertion, credential, INTERNAL_AUDIENCE, now_ms)

@@ -23,7 +23,8 @@ const MAX_TOKEN_LEN: usize = 8 * 1024;
 const MAX_RESOURCE_LEN: usize = 2048;
 const MAX_ID_LEN: usize = 128;
 
-/// Serves the AuthService on `listener` until `shutdown` resolves.
+/// Serves the AuthService and the standard health service on `listener`
+/// until `shutdown` resolves.
 pub async fn serve(
     core: Arc<Core>,
     listener: TcpListener,
@@ -36,7 +37,12 @@ pub async fn serve(
         }
         stream
     });
+    // grpc.health.v1: SERVING from here, NOT_SERVING once shutdown starts.
+    let (health, shutdown) = chataigne_common::grpc_health::serving_until(shutdown).await;
     tonic::transport::Server::builder()
+        // One span per RPC, child of the caller's W3C trace context.
+        .trace_fn(chataigne_common::trace_context::server_span("auth-service"))
+        .add_service(health)
         .add_service(AuthServiceServer::new(AuthGrpc { core }))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await

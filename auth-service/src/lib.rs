@@ -4,6 +4,7 @@
 //! verification, live authorization, storage on PostgreSQL or SQLite.
 
 mod admin;
+mod admin_oauth;
 mod app;
 mod config;
 mod core;
@@ -13,17 +14,23 @@ mod http;
 mod keys;
 mod live;
 mod model;
+mod oauth;
 mod seed;
 mod store;
 mod tokens;
 
 pub use admin::{IssueTokenRequest, IssuedToken};
+pub use admin_oauth::{NewClientRequest, RegisteredClient, migrate};
 pub use app::{AuthApp, Listeners, run};
 pub use config::{Config, DatabaseConfig, OAuthConfig};
 pub use error::{AuthError, AuthFailure};
 pub use grpc::to_status;
-pub use http::{JWKS_PATH, METADATA_PATH};
+pub use http::{
+    AUTHORIZE_PATH, JWKS_PATH, METADATA_PATH, OIDC_METADATA_PATH, REGISTER_PATH, REVOKE_PATH,
+    TOKEN_PATH,
+};
 pub use model::{Access, Authenticated, Principal, UserStatus};
 pub use seed::DEMO_REDIRECT_URIS;
 pub use store::StoreError;
+pub use store::oauth::{ClientKind, ClientRecord, KeyInfo};
 pub use tokens::INTERNAL_AUDIENCE;

@@ -56,6 +56,32 @@ pub fn demo_seed() -> SeedData {
     seed
 }
 
+/// The demo password's Argon2id hash, computed once per process: every demo
+/// user shares the same public demo password, so one salted hash serves them
+/// all (real users always get their own salt through `set_user_password`).
+static DEMO_PASSWORD_HASH: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+
+/// Gives every demo user without a password the demo password (Argon2id).
+pub async fn seed_demo_passwords(store: &dyn Store) -> Result<(), StoreError> {
+    let ids: Vec<String> = demo::USERS.iter().map(|u| u.id.to_owned()).collect();
+    let missing = store.users_without_password(&ids).await?;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let hash = DEMO_PASSWORD_HASH
+        .get_or_try_init(|| async {
+            tokio::task::spawn_blocking(|| crate::oauth::password::hash(demo::DEMO_PASSWORD))
+                .await
+                .map_err(|e| StoreError::Failed(format!("password hashing task: {e}")))?
+                .map_err(|e| StoreError::Failed(e.to_string()))
+        })
+        .await?;
+    for user_id in missing {
+        store.set_password_hash(&user_id, hash).await?;
+    }
+    Ok(())
+}
+
 /// Writes the demo set, keeping rows that already exist.
 pub async fn seed_demo(store: &dyn Store) -> Result<(), StoreError> {
     store.apply_seed(&demo_seed(), now_ms()).await

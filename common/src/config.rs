@@ -23,6 +23,21 @@ where
     load_from_env(defaults, file, std::env::vars())
 }
 
+/// Variables with the prefix that are not settings: the file's own name, the
+/// launcher's and command-line tools' inputs, and the test suite's knobs.
+const NOT_SETTINGS: &[&str] = &[
+    "CHATAIGNE_CONFIG",
+    "CHATAIGNE_DATA_DIR",
+    "CHATAIGNE_PORT",
+    "CHATAIGNE_NEW_PASSWORD",
+];
+
+fn is_setting(key: &str) -> bool {
+    key.starts_with("CHATAIGNE_")
+        && !key.starts_with("CHATAIGNE_TEST_")
+        && !NOT_SETTINGS.contains(&key)
+}
+
 /// [`load`] with an explicit environment, for tests.
 pub fn load_from_env<T, I>(defaults: &T, file: Option<&Path>, env: I) -> Result<T, ConfigError>
 where
@@ -33,11 +48,8 @@ where
     if let Some(path) = file {
         builder = builder.add_source(config::File::from(path).required(true));
     }
-    let env: config::Map<String, String> = env
-        .into_iter()
-        // `CHATAIGNE_CONFIG` names the file itself; it is not a setting.
-        .filter(|(key, _)| key.starts_with("CHATAIGNE_") && key != "CHATAIGNE_CONFIG")
-        .collect();
+    let env: config::Map<String, String> =
+        env.into_iter().filter(|(key, _)| is_setting(key)).collect();
     builder = builder.add_source(
         config::Environment::with_prefix("CHATAIGNE")
             .prefix_separator("_")
@@ -59,12 +71,14 @@ mod tests {
     use serde::Deserialize;
 
     #[derive(Debug, Serialize, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
     struct Sample {
         listen: String,
         database: Db,
     }
 
     #[derive(Debug, Serialize, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
     struct Db {
         url: String,
         max_connections: u32,
@@ -97,6 +111,10 @@ mod tests {
             ),
             ("OTHER_VAR".to_owned(), "ignored".to_owned()),
             ("CHATAIGNE_CONFIG".to_owned(), "svc.toml".to_owned()),
+            (
+                "CHATAIGNE_TEST_POSTGRES_URL".to_owned(),
+                "postgres://x".to_owned(),
+            ),
         ];
         let loaded: Sample = load_from_env(&defaults(), Some(&file), env).unwrap();
         assert_eq!(loaded.listen, "0.0.0.0:8080");

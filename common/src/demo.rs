@@ -214,35 +214,9 @@ pub const DEMO_CLIENT_ID: &str = "chataigne-demo-assistant";
 /// Role → permissions. Roles are data in the auth-service; this is the demo set.
 pub const ROLE_PERMISSIONS: &[(&str, &[&str])] = &[
     ("owner", crate::scopes::BUSINESS_SCOPES),
-    (
-        "manager",
-        &[
-            "businessOrganization.read",
-            "location.read",
-            "storeSettings.read",
-            "orderSettings.read",
-            "openingHoursSettings.read",
-            "deliverySettings.read",
-            "paymentMethodSettings.read",
-            "settings.read",
-            "locationStatusSettings.read",
-            "locationStatusSettings.write",
-            "catalog.read",
-            "catalog.updateAvailability",
-            "orders.read",
-            "orders.write",
-            "customers.read",
-            "conversations.read",
-            "conversations.write",
-            "analytics.read",
-            "discounts.read",
-            "integrations.read",
-            "ai.read",
-            "loyalty.read",
-            "referrals.read",
-            "notifications.read",
-        ],
-    ),
+    // Managers hold every business permission of their tenant; what sets them
+    // apart from owners is data elsewhere (billing, staff), not permissions.
+    ("manager", crate::scopes::BUSINESS_SCOPES),
     (
         "staff",
         &[

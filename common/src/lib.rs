@@ -1,13 +1,15 @@
 //! Shared foundations of the Chataigne services: the one table of error codes
-//! (and its gRPC encoding), layered configuration, telemetry start-up and the
-//! shutdown signal.
+//! (and its gRPC encoding), layered configuration, telemetry start-up, the
+//! gRPC health service and the shutdown signal.
 
 pub mod codes;
 pub mod config;
 pub mod demo;
+pub mod grpc_health;
 pub mod scopes;
 pub mod shutdown;
 pub mod telemetry;
 pub mod testing;
+pub mod trace_context;
 
 pub use codes::{Category, ErrorCode};

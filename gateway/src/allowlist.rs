@@ -112,10 +112,20 @@ impl Policy {
     }
 }
 
+/// The client address the allowlist resolved, for the per-address limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddress(pub IpAddr);
+
 /// Middleware: serves allowed clients, refuses the others with an empty 403
 /// and one info line (reason and address; never a header value).
-pub async fn enforce(State(policy): State<Policy>, request: Request, next: Next) -> Response {
+pub async fn enforce(State(policy): State<Policy>, mut request: Request, next: Next) -> Response {
     if !policy.enabled {
+        let peer = request.extensions().get::<ConnectInfo<Peer>>().cloned();
+        if let Some(Ok(client)) =
+            peer.map(|ConnectInfo(peer)| policy.client_address(&peer, request.headers()))
+        {
+            request.extensions_mut().insert(ClientAddress(client));
+        }
         return next.run(request).await;
     }
     let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<Peer>>().cloned() else {
@@ -126,7 +136,10 @@ pub async fn enforce(State(policy): State<Policy>, request: Request, next: Next)
         return GatewayError::AddressRefused.into_response();
     };
     match policy.client_address(&peer, request.headers()) {
-        Ok(client) if policy.allows(client) => next.run(request).await,
+        Ok(client) if policy.allows(client) => {
+            request.extensions_mut().insert(ClientAddress(client));
+            next.run(request).await
+        }
         Ok(client) => {
             tracing::info!(
                 reason = "address_not_allowed",

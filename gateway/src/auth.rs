@@ -67,6 +67,7 @@ pub async fn authenticate(
         resource: endpoint.resource.clone(),
     });
     request.set_timeout(deadline);
+    chataigne_common::trace_context::inject(request.metadata_mut());
     let mut client = backends.auth.clone();
     let unavailable = GatewayError::AuthUnavailable {
         profile: endpoint.profile,

@@ -7,6 +7,7 @@ use anyhow::Context;
 use chataigne_proto::auth::v1::auth_service_client::AuthServiceClient;
 use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
 use tonic::transport::{Channel, Endpoint};
+use tonic_health::pb::health_client::HealthClient;
 
 use crate::config::Config;
 
@@ -15,8 +16,10 @@ use crate::config::Config;
 pub struct Backends {
     pub auth: AuthServiceClient<Channel>,
     pub tools: ToolCatalogClient<Channel>,
-    /// `host:port` of the auth-service, for the readiness probe.
-    pub auth_authority: String,
+    /// `grpc.health.v1` of each backend, over the same channels, for the
+    /// readiness probe.
+    pub auth_health: HealthClient<Channel>,
+    pub tools_health: HealthClient<Channel>,
 }
 
 fn channel(url: &str, connect_timeout: Duration) -> anyhow::Result<Channel> {
@@ -34,20 +37,13 @@ impl Backends {
     /// Builds both channels; nothing connects until the first call.
     pub fn new(config: &Config) -> anyhow::Result<Backends> {
         let connect_timeout = Duration::from_millis(config.deadlines.connect_ms);
-        let auth_uri: http::Uri = config
-            .auth_service_url
-            .parse()
-            .context("auth_service_url")?;
-        let auth_authority = match (auth_uri.host(), auth_uri.port_u16()) {
-            (Some(host), Some(port)) => format!("{host}:{port}"),
-            (Some(host), None) if auth_uri.scheme_str() == Some("https") => format!("{host}:443"),
-            (Some(host), None) => format!("{host}:80"),
-            (None, _) => anyhow::bail!("auth_service_url has no host"),
-        };
+        let auth = channel(&config.auth_service_url, connect_timeout)?;
+        let tools = channel(&config.tool_service_url, connect_timeout)?;
         Ok(Backends {
-            auth: AuthServiceClient::new(channel(&config.auth_service_url, connect_timeout)?),
-            tools: ToolCatalogClient::new(channel(&config.tool_service_url, connect_timeout)?),
-            auth_authority,
+            auth: AuthServiceClient::new(auth.clone()),
+            tools: ToolCatalogClient::new(tools.clone()),
+            auth_health: HealthClient::new(auth),
+            tools_health: HealthClient::new(tools),
         })
     }
 }

@@ -10,6 +10,7 @@ use chataigne_proto::tools::v1::CallToolRequest;
 use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
 use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
+use tracing::Instrument;
 
 use crate::auth::Principal;
 use crate::catalog::{DeadlineClass, Tool};
@@ -55,8 +56,28 @@ pub struct CallInput<'a> {
     pub deadline: Duration,
 }
 
-/// Calls `tool` on the tool-service.
+/// Calls `tool` on the tool-service, in one span per tool call carrying the
+/// tool name, the request id and the outcome code (never the arguments).
 pub async fn call(
+    client: &ToolCatalogClient<Channel>,
+    tool: &Tool,
+    input: CallInput<'_>,
+) -> Result<Success, DecodedStatus> {
+    let span = tracing::info_span!(
+        "tool_call",
+        tool = %tool.name,
+        request_id = %input.request_id,
+        outcome = tracing::field::Empty,
+    );
+    let result = exchange(client, tool, input).instrument(span.clone()).await;
+    let outcome = result
+        .as_ref()
+        .map_or_else(|failure| failure.code.as_str(), |_| "ok");
+    span.record("outcome", outcome);
+    result
+}
+
+async fn exchange(
     client: &ToolCatalogClient<Channel>,
     tool: &Tool,
     input: CallInput<'_>,
@@ -76,6 +97,7 @@ pub async fn call(
         .insert("authorization", authorization);
     request.metadata_mut().insert("x-request-id", request_id);
     request.set_timeout(input.deadline);
+    chataigne_common::trace_context::inject(request.metadata_mut());
 
     let started = Instant::now();
     let mut client = client.clone();
@@ -105,5 +127,6 @@ pub async fn call(
         text: response.text,
         next_cursor: response.next_cursor,
         truncated: response.truncated,
+        replayed: response.replayed,
     })
 }

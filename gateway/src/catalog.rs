@@ -29,6 +29,8 @@ pub struct Tool {
     /// Whether it changes state (hidden and refused when writes are disabled).
     pub write: bool,
     pub deadline: DeadlineClass,
+    /// Takes an `idempotency_key` (replay cache and in-progress lock apply).
+    pub idempotent: bool,
     /// The MCP `Tool` object of `tools/list`, pre-serialized.
     pub listing: Box<RawValue>,
 }
@@ -85,7 +87,7 @@ fn parse_schema(json: &str) -> Option<Map<String, Value>> {
 }
 
 fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> {
-    let name = descriptor.name;
+    let name = descriptor.name.clone();
     if name.is_empty() {
         return Err((name, "empty name"));
     }
@@ -140,6 +142,7 @@ fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> 
         required_scope: descriptor.required_scope,
         write,
         deadline,
+        idempotent: descriptor.idempotency_key_required,
         listing,
     })
 }
@@ -185,6 +188,7 @@ impl Catalog {
         }
         let mut request = tonic::Request::new(ListToolsRequest {});
         request.set_timeout(self.fetch_timeout);
+        chataigne_common::trace_context::inject(request.metadata_mut());
         let mut client = self.client.clone();
         let response = tokio::time::timeout(self.fetch_timeout, client.list_tools(request))
             .await

@@ -8,6 +8,8 @@ use std::str::FromStr;
 use ipnet::IpNet;
 use serde::{Deserialize, Deserializer, Serialize};
 
+pub use crate::store_config::{IdempotencyConfig, RateLimits, RedisConfig};
+
 /// Everything the gateway needs to serve; see [`Config::default`] for values.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -41,6 +43,21 @@ pub struct Config {
     pub deadlines: Deadlines,
     /// Operator switch: when false, write tools are hidden and refused.
     pub writes_enabled: bool,
+    /// Redis for rate limits and idempotency; in-process stores without it.
+    pub redis: RedisConfig,
+    pub rate_limits: RateLimits,
+    pub idempotency: IdempotencyConfig,
+    /// TLS on the public listener (e.g. port 443 in a pod); `None`: plain
+    /// HTTP behind a TLS-terminating proxy or ingress.
+    pub tls: Option<TlsConfig>,
+}
+
+/// PEM files of the public listener's certificate chain and private key.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    pub cert_file: String,
+    pub key_file: String,
 }
 
 /// One public MCP endpoint: a path, the client profile it serves and,
@@ -172,6 +189,10 @@ impl Default for Config {
             tool_catalog_ttl_secs: 30,
             deadlines: Deadlines::default(),
             writes_enabled: true,
+            redis: RedisConfig::default(),
+            rate_limits: RateLimits::default(),
+            idempotency: IdempotencyConfig::default(),
+            tls: None,
         }
     }
 }
@@ -225,6 +246,7 @@ impl Config {
         }
         self.validate_endpoints()?;
         self.allowlist.validate()?;
+        crate::store_config::validate(&self.redis, &self.idempotency)?;
         let positive = [
             ("max_body_bytes", self.max_body_bytes as u64),
             ("max_json_depth", self.max_json_depth as u64),

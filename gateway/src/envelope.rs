@@ -21,6 +21,8 @@ pub struct Success {
     /// Empty when there is no next page.
     pub next_cursor: String,
     pub truncated: bool,
+    /// An idempotent write answered from its stored result.
+    pub replayed: bool,
 }
 
 /// What the client receives for a tool call.
@@ -80,7 +82,7 @@ pub fn success(profile: Profile, request_id: &str, success: &Success) -> Reply {
             request_id,
             next_cursor: Some(success.next_cursor.as_str()).filter(|c| !c.is_empty()),
             truncated: success.truncated,
-            replayed: false,
+            replayed: success.replayed,
         },
     };
     let serialized = serde_json::to_string(&payload).unwrap_or_default();

@@ -49,10 +49,20 @@ pub enum GatewayError {
     },
     #[error("too many authentication attempts")]
     AuthRateLimited { retry_after: Option<Duration> },
+    #[error("too many requests from this address")]
+    AddressRateLimited {
+        profile: Profile,
+        retry_after: Duration,
+    },
     #[error("the auth-service is unavailable")]
     AuthUnavailable { profile: Profile },
     #[error("tool failure raised as a JSON-RPC error")]
     ToolFatal(Id, ErrorObject),
+    /// A scope check inside a tool failed (MCP step-up): HTTP 403 with an
+    /// `insufficient_scope` challenge; the body is the serialized JSON-RPC
+    /// reply (the `MCP_SCOPE_REQUIRED` envelope) for clients that read it.
+    #[error("insufficient scope")]
+    InsufficientScope { body: Vec<u8>, challenge: String },
     #[error("the request did not complete in time")]
     Timeout,
     #[error("internal error")]
@@ -64,6 +74,8 @@ pub enum GatewayError {
 const UNAUTHENTICATED: i64 = -32001;
 /// Connected Apps platform code for an unavailable dependency.
 const PLATFORM_SERVICE_UNAVAILABLE: i64 = -32502;
+/// Connected Apps platform code for a rate-limited request.
+const PLATFORM_RATE_LIMITED: i64 = -32300;
 
 impl GatewayError {
     /// The outcome label of the request log line.
@@ -83,8 +95,10 @@ impl GatewayError {
             GatewayError::InvalidParams(..) => "invalid_params",
             GatewayError::Unauthenticated { .. } => "unauthenticated",
             GatewayError::AuthRateLimited { .. } => "auth_rate_limited",
+            GatewayError::AddressRateLimited { .. } => "address_rate_limited",
             GatewayError::AuthUnavailable { .. } => "auth_unavailable",
             GatewayError::ToolFatal(..) => "tool_error",
+            GatewayError::InsufficientScope { .. } => "insufficient_scope",
             GatewayError::Timeout => "timeout",
             GatewayError::Internal => "internal",
         }
@@ -109,6 +123,24 @@ fn bearer_challenge(metadata_url: &str, token_presented: bool) -> String {
         challenge.push_str(", error=\"invalid_token\"");
     }
     challenge
+}
+
+/// The step-up challenge of a 403 (MCP authorization, scope challenge
+/// handling): the scopes already granted plus the one the operation needs.
+pub fn insufficient_scope_challenge(
+    metadata_url: &str,
+    granted: &[String],
+    required: &str,
+) -> String {
+    let mut scopes: Vec<&str> = granted.iter().map(String::as_str).collect();
+    if !required.is_empty() && !scopes.contains(&required) {
+        scopes.push(required);
+    }
+    format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{metadata_url}\", \
+         error_description=\"Additional permission required\"",
+        scopes.join(" ")
+    )
 }
 
 impl IntoResponse for GatewayError {
@@ -241,6 +273,35 @@ impl IntoResponse for GatewayError {
                     vec![(header::RETRY_AFTER, HeaderValue::from(secs))],
                 )
             }
+            GatewayError::AddressRateLimited {
+                profile,
+                retry_after,
+            } => {
+                let code = match profile {
+                    Profile::Default => jsonrpc::INTERNAL_ERROR,
+                    Profile::Google => PLATFORM_RATE_LIMITED,
+                };
+                let retry_ms = u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX);
+                let error = ErrorObject {
+                    code,
+                    message: "Too many requests. Retry after the suggested delay.".to_owned(),
+                    data: Some(json!({
+                        "code": chataigne_common::ErrorCode::RateLimited.as_str(),
+                        "category": "rate_limit",
+                        "retryable": true,
+                        "retry_after_ms": retry_ms,
+                    })),
+                };
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    None,
+                    error,
+                    vec![(
+                        header::RETRY_AFTER,
+                        HeaderValue::from(retry_ms.div_ceil(1000).max(1)),
+                    )],
+                )
+            }
             GatewayError::AuthUnavailable { profile } => {
                 let code = match profile {
                     Profile::Default => jsonrpc::INTERNAL_ERROR,
@@ -257,6 +318,16 @@ impl IntoResponse for GatewayError {
                 )
             }
             GatewayError::ToolFatal(id, error) => (StatusCode::OK, Some(id), error, vec![]),
+            GatewayError::InsufficientScope { body, challenge } => {
+                let mut response = reply::json(StatusCode::FORBIDDEN, body);
+                let value = HeaderValue::from_str(&challenge).unwrap_or_else(|_| {
+                    HeaderValue::from_static("Bearer error=\"insufficient_scope\"")
+                });
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, value);
+                return response;
+            }
             GatewayError::Timeout => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 None,
@@ -278,5 +349,35 @@ impl IntoResponse for GatewayError {
             response.headers_mut().insert(name, value);
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scope_missing_inside_a_tool_is_a_403_step_up_challenge() {
+        let challenge = insufficient_scope_challenge(
+            "https://mcp.example/.well-known/oauth-protected-resource/mcp/v1",
+            &["settings.read".to_owned(), "orders.read".to_owned()],
+            "deliverySettings.read",
+        );
+        assert_eq!(
+            challenge,
+            "Bearer error=\"insufficient_scope\", scope=\"settings.read orders.read deliverySettings.read\", \
+             resource_metadata=\"https://mcp.example/.well-known/oauth-protected-resource/mcp/v1\", \
+             error_description=\"Additional permission required\""
+        );
+        let response = GatewayError::InsufficientScope {
+            body: b"{}".to_vec(),
+            challenge,
+        }
+        .into_response();
+        assert_eq!(response.status(), StatusCode::FORBIDDEN);
+        let header = response.headers()[header::WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap_or_default();
+        assert!(header.starts_with("Bearer error=\"insufficient_scope\""));
     }
 }

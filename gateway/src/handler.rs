@@ -1,5 +1,6 @@
 //! The MCP endpoint: one POST, one JSON-RPC message, one JSON response.
-//! Order of checks: endpoint (path + Host), method, transport headers,
+//! Order of checks: endpoint (path + Host), method, per-address limit,
+//! transport headers,
 //! bearer token, body size, UTF-8, nesting depth, JSON, JSON-RPC shape.
 
 use std::sync::Arc;
@@ -10,9 +11,12 @@ use axum::response::{IntoResponse, Response};
 use http::{Method, StatusCode, header};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
+use crate::allowlist::ClientAddress;
+use crate::counters::bump;
 use crate::error::GatewayError;
 use crate::jsonrpc::{self, Incoming, Invalid};
 use crate::methods::{self, Context};
+use crate::rate_limit::{self, Decision};
 use crate::request_id::RequestId;
 use crate::request_log::RequestLog;
 use crate::state::SharedState;
@@ -73,6 +77,36 @@ async fn read_body(body: Body, max: usize) -> Result<Vec<u8>, GatewayError> {
     }
 }
 
+/// The pre-authentication limit per client address. A store failure lets the
+/// request through (fail-open, counted): the per-user limits still apply.
+async fn limit_address(
+    state: &SharedState,
+    client: Option<ClientAddress>,
+    profile: crate::config::Profile,
+) -> Result<(), GatewayError> {
+    let per_minute = state.config.rate_limits.per_ip_per_minute;
+    let Some(ClientAddress(client)) = client else {
+        return Ok(());
+    };
+    let key = rate_limit::key("address", &[&client.to_canonical().to_string()]);
+    match state.limiter.check(&key, per_minute).await {
+        Ok(Decision::Allowed) => Ok(()),
+        Ok(Decision::Limited(retry_after)) => {
+            bump(&state.counters.address_rate_limited);
+            tracing::info!(client = %client, "request refused by the per-address limit");
+            Err(GatewayError::AddressRateLimited {
+                profile,
+                retry_after,
+            })
+        }
+        Err(error) => {
+            bump(&state.counters.rate_limit_fail_open);
+            tracing::warn!(store = "rate_limit", %error, "store unavailable: request served without the address limit");
+            Ok(())
+        }
+    }
+}
+
 async fn serve(
     state: &SharedState,
     path: &str,
@@ -87,6 +121,8 @@ async fn serve(
         return Err(GatewayError::MethodNotAllowed);
     }
     let config = &state.config;
+    let client = request.extensions().get::<ClientAddress>().copied();
+    limit_address(state, client, endpoint.profile).await?;
     transport::check(request.headers(), &endpoint, &config.allowed_origins)?;
     let auth_deadline = std::time::Duration::from_millis(config.deadlines.auth_ms);
     let principal =

@@ -1,5 +1,6 @@
 //! The internal listener: `/healthz` (the process is up) and `/readyz` (both
-//! gRPC backends answer). Never mounted on the public listener.
+//! gRPC backends report SERVING on the standard health service) and `/metrics` (the gateway's counters). Never
+//! mounted on the public listener.
 
 use std::time::Duration;
 
@@ -9,6 +10,10 @@ use axum::response::Response;
 use axum::routing::get;
 use http::StatusCode;
 use serde_json::json;
+use tonic::transport::Channel;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus as Wire;
+use tonic_health::pb::health_client::HealthClient;
 
 use crate::reply;
 use crate::state::SharedState;
@@ -22,21 +27,19 @@ async fn healthz() -> Response {
     )
 }
 
-/// Auth-service: a TCP connection to its gRPC port. Tool-service: the
-/// catalogue through the cache (a `ListTools` call once per TTL).
+/// Ready when both backends answer `grpc.health.v1.Health/Check` SERVING for
+/// the whole server (NOT_SERVING while they drain), and the tool catalogue
+/// loads through the cache (a `ListTools` call once per TTL).
 async fn readyz(State(state): State<SharedState>) -> Response {
-    let auth = async {
-        tokio::time::timeout(
-            PROBE_TIMEOUT,
-            tokio::net::TcpStream::connect(state.backends.auth_authority.as_str()),
-        )
-        .await
-        .is_ok_and(|connected| connected.is_ok())
-    };
+    let auth = serving(state.backends.auth_health.clone());
     let tools = async {
-        tokio::time::timeout(PROBE_TIMEOUT, state.catalog.snapshot())
-            .await
-            .is_ok_and(|snapshot| snapshot.is_ok())
+        let catalog = async {
+            tokio::time::timeout(PROBE_TIMEOUT, state.catalog.snapshot())
+                .await
+                .is_ok_and(|snapshot| snapshot.is_ok())
+        };
+        let (up, catalog) = tokio::join!(serving(state.backends.tools_health.clone()), catalog);
+        up && catalog
     };
     let (auth, tools) = tokio::join!(auth, tools);
     let (status, label) = if auth && tools {
@@ -48,10 +51,34 @@ async fn readyz(State(state): State<SharedState>) -> Response {
     reply::json(status, body.to_string().into_bytes())
 }
 
+/// Whether a backend reports its overall status (empty service name) SERVING
+/// within the probe timeout.
+async fn serving(mut client: HealthClient<Channel>) -> bool {
+    let check = client.check(HealthCheckRequest {
+        service: String::new(),
+    });
+    tokio::time::timeout(PROBE_TIMEOUT, check)
+        .await
+        .is_ok_and(|answer| {
+            answer.is_ok_and(|answer| answer.into_inner().status == Wire::Serving as i32)
+        })
+}
+
+/// The gateway's counters (rate-limit refusals, store fail-opens, replays).
+async fn metrics(State(state): State<SharedState>) -> Response {
+    let mut response = Response::new(axum::body::Body::from(state.counters.render()));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    response
+}
+
 /// Routes of the internal listener.
 pub fn router(state: SharedState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
         .with_state(state)
 }

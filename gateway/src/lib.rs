@@ -12,26 +12,36 @@ mod backends;
 mod call;
 mod catalog;
 pub mod config;
+mod counters;
 mod endpoints;
 mod envelope;
 mod error;
+mod guard;
 mod handler;
 mod health;
+mod idempotency;
 mod initialize;
 mod json_depth;
 mod jsonrpc;
 mod listener;
 mod metadata;
 mod methods;
+mod rate_limit;
+mod redis_conn;
 mod reply;
 mod request_id;
 mod request_log;
 mod server;
 mod stack;
 mod state;
+mod store_config;
+mod tls;
 mod tools;
 mod transport;
 
-pub use config::{Allowlist, Config, Deadlines, EndpointConfig, GOOGLE_EGRESS_CIDRS, Profile};
+pub use config::{
+    Allowlist, Config, Deadlines, EndpointConfig, GOOGLE_EGRESS_CIDRS, IdempotencyConfig, Profile,
+    RateLimits, RedisConfig,
+};
 pub use initialize::{INSTRUCTIONS, SUPPORTED_VERSIONS};
 pub use server::{Listeners, run};

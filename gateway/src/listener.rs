@@ -1,8 +1,9 @@
-//! The public listener: accepts TCP connections and, when the PROXY protocol
-//! is on, reads the v1/v2 header that trusted proxies put in front of each
-//! connection (parsed by the `ppp` crate) to learn the client's address.
-//! Header reads run concurrently with accepting, each under a deadline, so a
-//! slow proxy connection never holds up the others.
+//! The public listener: accepts TCP connections; when the PROXY protocol is
+//! on, reads the v1/v2 header that trusted proxies put in front of each
+//! connection (parsed by the `ppp` crate) to learn the client's address; and
+//! when TLS is configured, performs the TLS handshake. Header reads and
+//! handshakes run concurrently with accepting, each under a deadline, so a
+//! slow connection never holds up the others.
 
 use std::future::Future;
 use std::io;
@@ -20,10 +21,13 @@ use ipnet::IpNet;
 use ppp::{HeaderResult, PartialResult, v1, v2};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
 
 use crate::config::Allowlist;
 
-/// Longest wait for a complete PROXY header after the connection opens.
+/// Longest wait for a complete PROXY header, and then for the TLS handshake,
+/// after the connection opens.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest PROXY header read (v2: 16 bytes + a 16-bit length).
 const MAX_HEADER_BYTES: usize = 16 + u16::MAX as usize;
@@ -44,21 +48,27 @@ impl Connected<IncomingStream<'_, PublicListener>> for Peer {
 
 type Handshake = Pin<Box<dyn Future<Output = Option<(Connection, Peer)>> + Send>>;
 
-/// The public listener with its optional PROXY protocol handling.
+/// The public listener with its optional PROXY protocol handling and TLS.
 pub struct PublicListener {
     tcp: TcpListener,
     /// Peers that must open with a PROXY header; `None`: protocol off.
     proxy_peers: Option<Arc<[IpNet]>>,
+    tls: Option<TlsAcceptor>,
     handshakes: FuturesUnordered<Handshake>,
 }
 
 impl PublicListener {
-    pub fn new(tcp: TcpListener, allowlist: &Allowlist) -> PublicListener {
+    pub fn new(
+        tcp: TcpListener,
+        allowlist: &Allowlist,
+        tls: Option<TlsAcceptor>,
+    ) -> PublicListener {
         PublicListener {
             tcp,
             proxy_peers: allowlist
                 .proxy_protocol
                 .then(|| allowlist.trusted_proxies.iter().map(IpNet::trunc).collect()),
+            tls,
             handshakes: FuturesUnordered::new(),
         }
     }
@@ -79,12 +89,14 @@ impl Listener for PublicListener {
         loop {
             tokio::select! {
                 accepted = self.tcp.accept() => match accepted {
-                    Ok((stream, socket)) if self.expects_header(socket) => {
-                        self.handshakes.push(Box::pin(handshake(stream, socket)));
+                    Ok((stream, socket)) if self.expects_header(socket) || self.tls.is_some() => {
+                        let header = self.expects_header(socket);
+                        let tls = self.tls.clone();
+                        self.handshakes.push(Box::pin(handshake(stream, socket, header, tls)));
                     }
                     Ok((stream, socket)) => {
                         let peer = Peer { socket, proxied: None };
-                        return (Connection::new(stream, Vec::new()), peer);
+                        return (Connection::Plain(Replay::new(stream, Vec::new())), peer);
                     }
                     Err(error) => accept_error(error).await,
                 },
@@ -149,9 +161,38 @@ fn header_length(header: &HeaderResult<'_>) -> Option<usize> {
     }
 }
 
-/// Reads the PROXY header a trusted proxy sends first. The connection is
-/// dropped (never served) when the header is missing, invalid or late.
-async fn handshake(mut stream: TcpStream, socket: SocketAddr) -> Option<(Connection, Peer)> {
+/// Reads the PROXY header a trusted proxy sends first (when `header`), then
+/// performs the TLS handshake (when `tls`). The connection is dropped, never
+/// served, when the header is missing, invalid or late, or the handshake fails.
+async fn handshake(
+    stream: TcpStream,
+    socket: SocketAddr,
+    header: bool,
+    tls: Option<TlsAcceptor>,
+) -> Option<(Connection, Peer)> {
+    let (replay, proxied) = if header {
+        read_proxy_header(stream, socket).await?
+    } else {
+        (Replay::new(stream, Vec::new()), None)
+    };
+    let peer = Peer { socket, proxied };
+    let Some(acceptor) = tls else {
+        return Some((Connection::Plain(replay), peer));
+    };
+    match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(replay)).await {
+        Ok(Ok(stream)) => Some((Connection::Tls(Box::new(stream)), peer)),
+        Ok(Err(_)) | Err(_) => {
+            tracing::debug!(peer = %socket.ip(), "TLS handshake failed");
+            None
+        }
+    }
+}
+
+/// Reads a PROXY header; the bytes after it are kept for the connection.
+async fn read_proxy_header(
+    mut stream: TcpStream,
+    socket: SocketAddr,
+) -> Option<(Replay, Option<SocketAddr>)> {
     let read = async {
         let mut buffer = Vec::with_capacity(256);
         let mut chunk = [0u8; 1024];
@@ -174,9 +215,7 @@ async fn handshake(mut stream: TcpStream, socket: SocketAddr) -> Option<(Connect
         }
     };
     match tokio::time::timeout(HEADER_TIMEOUT, read).await {
-        Ok(Some((rest, proxied))) => {
-            Some((Connection::new(stream, rest), Peer { socket, proxied }))
-        }
+        Ok(Some((rest, proxied))) => Some((Replay::new(stream, rest), proxied)),
         Ok(None) | Err(_) => {
             tracing::info!(
                 reason = "proxy_header_invalid",
@@ -188,16 +227,80 @@ async fn handshake(mut stream: TcpStream, socket: SocketAddr) -> Option<(Connect
     }
 }
 
-/// An accepted connection; bytes read past a PROXY header are replayed first.
-pub struct Connection {
+/// An accepted connection, in plain text or TLS.
+pub enum Connection {
+    Plain(Replay),
+    Tls(Box<TlsStream<Replay>>),
+}
+
+impl AsyncRead for Connection {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Connection::Plain(stream) => Pin::new(stream).poll_read(cx, buf),
+            Connection::Tls(stream) => Pin::new(stream.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Connection {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Connection::Plain(stream) => Pin::new(stream).poll_write(cx, buf),
+            Connection::Tls(stream) => Pin::new(stream.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Connection::Plain(stream) => Pin::new(stream).poll_write_vectored(cx, bufs),
+            Connection::Tls(stream) => Pin::new(stream.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Connection::Plain(stream) => stream.is_write_vectored(),
+            Connection::Tls(stream) => stream.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Connection::Plain(stream) => Pin::new(stream).poll_flush(cx),
+            Connection::Tls(stream) => Pin::new(stream.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Connection::Plain(stream) => Pin::new(stream).poll_shutdown(cx),
+            Connection::Tls(stream) => Pin::new(stream.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// A TCP connection whose bytes read past a PROXY header are replayed first.
+pub struct Replay {
     replay: Vec<u8>,
     replayed: usize,
     stream: TcpStream,
 }
 
-impl Connection {
-    fn new(stream: TcpStream, replay: Vec<u8>) -> Connection {
-        Connection {
+impl Replay {
+    fn new(stream: TcpStream, replay: Vec<u8>) -> Replay {
+        Replay {
             replay,
             replayed: 0,
             stream,
@@ -205,7 +308,7 @@ impl Connection {
     }
 }
 
-impl AsyncRead for Connection {
+impl AsyncRead for Replay {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -227,7 +330,7 @@ impl AsyncRead for Connection {
     }
 }
 
-impl AsyncWrite for Connection {
+impl AsyncWrite for Replay {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,

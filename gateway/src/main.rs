@@ -30,10 +30,12 @@ async fn main() -> anyhow::Result<()> {
     let internal = tokio::net::TcpListener::bind(&config.internal_listen)
         .await
         .with_context(|| format!("binding {}", config.internal_listen))?;
-    chataigne_gateway::run(
+    let served = chataigne_gateway::run(
         config,
         Listeners { public, internal },
         chataigne_common::shutdown::signal(),
     )
-    .await
+    .await;
+    telemetry::shutdown();
+    served
 }

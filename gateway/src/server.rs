@@ -15,9 +15,13 @@ use tokio::net::TcpListener;
 use crate::backends::Backends;
 use crate::catalog::Catalog;
 use crate::config::Config;
+use crate::counters::Counters;
 use crate::endpoints::{Endpoints, METADATA_PREFIX};
 use crate::error::GatewayError;
+use crate::idempotency::{Hasher, IdempotencyCache};
 use crate::listener::{Peer, PublicListener};
+use crate::rate_limit::RateLimiter;
+use crate::redis_conn::RedisHandle;
 use crate::state::{AppState, SharedState};
 use crate::{handler, health, metadata, stack};
 
@@ -30,12 +34,17 @@ pub struct Listeners {
 }
 
 /// `http://127.0.0.1:<port>` (or the bound address) when no public URL is configured.
-fn derived_origin(addr: SocketAddr) -> String {
+fn derived_origin(addr: SocketAddr, tls: bool) -> String {
+    let scheme = if tls { "https" } else { "http" };
     match addr {
-        SocketAddr::V4(v4) if v4.ip().is_unspecified() => format!("http://127.0.0.1:{}", v4.port()),
-        SocketAddr::V6(v6) if v6.ip().is_unspecified() => format!("http://127.0.0.1:{}", v6.port()),
-        SocketAddr::V4(v4) => format!("http://{v4}"),
-        SocketAddr::V6(v6) => format!("http://[{}]:{}", v6.ip(), v6.port()),
+        SocketAddr::V4(v4) if v4.ip().is_unspecified() => {
+            format!("{scheme}://127.0.0.1:{}", v4.port())
+        }
+        SocketAddr::V6(v6) if v6.ip().is_unspecified() => {
+            format!("{scheme}://127.0.0.1:{}", v6.port())
+        }
+        SocketAddr::V4(v4) => format!("{scheme}://{v4}"),
+        SocketAddr::V6(v6) => format!("{scheme}://[{}]:{}", v6.ip(), v6.port()),
     }
 }
 
@@ -80,22 +89,33 @@ pub async fn run(
     let origin = config
         .public_url
         .clone()
-        .unwrap_or_else(|| derived_origin(public_addr));
+        .unwrap_or_else(|| derived_origin(public_addr, config.tls.is_some()));
     let backends = Backends::new(&config)?;
     let catalog = Catalog::new(
         backends.tools.clone(),
         Duration::from_secs(config.tool_catalog_ttl_secs),
         Duration::from_millis(config.deadlines.read_ms),
     );
+    let redis = RedisHandle::new(&config.redis)?;
     let state: SharedState = Arc::new(AppState {
         endpoints: Endpoints::new(&config.endpoints, &origin),
         backends,
         catalog,
+        limiter: RateLimiter::new(redis.clone()),
+        idempotency: IdempotencyCache::new(redis.clone()),
+        hasher: Hasher::new(config.idempotency.secret.as_ref()),
+        counters: Counters::default(),
         config,
     });
     let public = stack::public(public_routes(&state), &state.config)
         .into_make_service_with_connect_info::<Peer>();
-    let public_listener = PublicListener::new(listeners.public, &state.config.allowlist);
+    let tls = state
+        .config
+        .tls
+        .as_ref()
+        .map(crate::tls::acceptor)
+        .transpose()?;
+    let public_listener = PublicListener::new(listeners.public, &state.config.allowlist, tls);
     let internal = health::router(state.clone());
 
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -112,6 +132,7 @@ pub async fn run(
         %origin,
         endpoints = ?state.endpoints.paths(),
         allowlist = state.config.allowlist.enabled,
+        shared_stores = redis.is_some(),
         proxy_protocol = state.config.allowlist.proxy_protocol,
         "gateway listening"
     );

@@ -52,8 +52,10 @@ pub fn public(routes: Router, config: &Config) -> Router {
             // Gives every request a gateway-generated id (logs, envelopes,
             // response header) before anything is traced.
             .layer(middleware::from_fn(request_id::assign))
-            // Request span with method, path (never the query) and request id;
-            // per-response events at debug, the info line is the handler's.
+            // Request span with method, path (never the query) and request id,
+            // at info so it is the root of the request's trace (its context goes
+            // to the backends); per-response events at debug, the info line is
+            // the handler's.
             .layer(
                 TraceLayer::new_for_http()
                     .make_span_with(|request: &Request| {
@@ -61,7 +63,7 @@ pub fn public(routes: Router, config: &Config) -> Router {
                             .extensions()
                             .get::<RequestId>()
                             .map_or("-", |id| id.0.as_str());
-                        tracing::debug_span!(
+                        tracing::info_span!(
                             "http",
                             method = %request.method(),
                             path = %request.uri().path(),

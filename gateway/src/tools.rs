@@ -1,6 +1,6 @@
 //! `tools/list` (the cached catalogue filtered by the principal's scopes and
 //! the write switch) and `tools/call` (parameter checks, visibility, then the
-//! backend call and its envelope).
+//! rate limit, idempotency cache and backend call, then its envelope).
 
 use chataigne_common::ErrorCode;
 use serde::Serialize;
@@ -12,6 +12,7 @@ use crate::call::{self, CallInput, gateway_failure};
 use crate::catalog::Tool;
 use crate::envelope::{self, Reply};
 use crate::error::GatewayError;
+use crate::guard;
 use crate::jsonrpc::Id;
 use crate::methods::{Context, to_raw};
 
@@ -92,9 +93,13 @@ pub async fn call(
             "params.name must be a string".to_owned(),
         ));
     };
-    let arguments_json = match params.get("arguments") {
-        None => "{}".to_owned(),
-        Some(arguments @ Value::Object(_)) => arguments.to_string(),
+    let empty = Map::new();
+    let (arguments, arguments_json) = match params.get("arguments") {
+        None => (&empty, "{}".to_owned()),
+        Some(Value::Object(arguments)) => (
+            arguments,
+            serde_json::to_string(arguments).unwrap_or_default(),
+        ),
         Some(_) => {
             return Err(GatewayError::InvalidParams(
                 id.clone(),
@@ -129,7 +134,12 @@ pub async fn call(
         request_id: &request_id,
         deadline: call::deadline(&ctx.state.config.deadlines, tool.deadline),
     };
-    let outcome = call::call(&ctx.state.backends.tools, tool, input).await;
+    let outcome = guard::call(ctx.state, ctx.principal, tool, arguments, input).await;
+    if let Err(failure) = &outcome
+        && failure.code == ErrorCode::ScopeRequired
+    {
+        return Err(step_up(&ctx, id, &request_id, failure));
+    }
     let shaped = match &outcome {
         Ok(success) => envelope::success(profile, &request_id, success),
         Err(failure) => {
@@ -138,6 +148,38 @@ pub async fn call(
         }
     };
     reply(shaped, id)
+}
+
+/// A scope missing inside a tool (per-section checks, scope checks in the
+/// tool): HTTP 403 with the step-up challenge, carrying the
+/// `MCP_SCOPE_REQUIRED` reply of the client's profile as body.
+fn step_up(
+    ctx: &Context<'_>,
+    id: &Id,
+    request_id: &str,
+    failure: &chataigne_common::codes::DecodedStatus,
+) -> GatewayError {
+    let required = failure
+        .metadata
+        .iter()
+        .find(|(key, _)| key == "scope")
+        .map(|(_, scope)| scope.as_str())
+        .unwrap_or_default();
+    let body = match envelope::failure(ctx.endpoint.profile, request_id, failure) {
+        Reply::Result(result) => match serde_json::value::to_raw_value(&result) {
+            Ok(raw) => crate::jsonrpc::success(id, &raw),
+            Err(_) => return GatewayError::Internal,
+        },
+        Reply::Error(error) => crate::jsonrpc::error(Some(id), &error),
+    };
+    GatewayError::InsufficientScope {
+        body,
+        challenge: crate::error::insufficient_scope_challenge(
+            &ctx.endpoint.metadata_url,
+            &ctx.principal.scopes,
+            required,
+        ),
+    }
 }
 
 #[cfg(test)]

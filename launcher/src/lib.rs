@@ -26,7 +26,10 @@ impl StackConfig {
     /// Embedded mode: SQLite files under `data_dir`, demo data seeded.
     pub fn embedded(data_dir: &Path) -> StackConfig {
         let sqlite = |name: &str| format!("sqlite://{}?mode=rwc", data_dir.join(name).display());
-        StackConfig::with_databases(&sqlite("auth.db"), &sqlite("tools.db"))
+        let mut config = StackConfig::with_databases(&sqlite("auth.db"), &sqlite("tools.db"));
+        // Idempotency records outlive a restart only with the same secret.
+        config.tools.idempotency.secret = embedded_secret(&data_dir.join("idempotency.key"));
+        config
     }
 
     /// The stack on the given database URLs (SQLite or Postgres), demo data seeded.
@@ -46,6 +49,27 @@ impl StackConfig {
                 ..chataigne_gateway::Config::default()
             },
             gateway_port: 0,
+        }
+    }
+}
+
+/// The embedded tool-service's idempotency secret, kept in `path` (created
+/// on first start). `None` (a per-process secret) when the file is unusable.
+fn embedded_secret(path: &Path) -> Option<SecretString> {
+    if let Ok(existing) = std::fs::read_to_string(path) {
+        let existing = existing.trim();
+        if existing.len() >= 32 {
+            return Some(SecretString::from(existing.to_owned()));
+        }
+    }
+    let fresh: String = (0..2)
+        .map(|_| uuid::Uuid::new_v4().simple().to_string())
+        .collect();
+    match std::fs::write(path, &fresh) {
+        Ok(()) => Some(SecretString::from(fresh)),
+        Err(error) => {
+            tracing::warn!(%error, "idempotency secret not stored: keys are forgotten at restart");
+            None
         }
     }
 }
@@ -96,6 +120,17 @@ pub async fn start(mut config: StackConfig) -> anyhow::Result<Stack> {
         .first()
         .map(|endpoint| endpoint.path.clone())
         .unwrap_or_else(|| "/mcp/v1".to_owned());
+    // The authorization server issues tokens for the gateway's endpoints only.
+    let mut resources: Vec<String> = config
+        .gateway
+        .endpoints
+        .iter()
+        .map(|endpoint| format!("{gateway_url}{}", endpoint.path))
+        .collect();
+    if resources.is_empty() {
+        resources.push(format!("{gateway_url}{mcp_path}"));
+    }
+    config.auth.oauth.allowed_resources = resources;
 
     let auth = AuthApp::build(config.auth).await.context("auth-service")?;
     let tools = chataigne_tools::ToolService::build(&config.tools)

@@ -8,6 +8,16 @@ use std::time::Duration;
 
 use chataigne_tests::{SdkClients, TempDir};
 
+/// Kills the embedded process if the test fails before stopping it.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn embedded_binary_prints_a_working_url_and_token() {
     let data = TempDir::new("embedded");
@@ -20,6 +30,7 @@ fn embedded_binary_prints_a_working_url_and_token() {
         .spawn()
         .expect("embedded binary starts");
     let stdout = child.stdout.take().expect("stdout");
+    let mut child = Running(child);
     let mut lines = BufReader::new(stdout).lines();
     let mut url = None;
     let mut token = None;
@@ -85,9 +96,9 @@ fn embedded_binary_prints_a_working_url_and_token() {
         );
     }
 
-    let pid = child.id().to_string();
+    let pid = child.0.id().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(killed.success());
-    let status = child.wait().unwrap();
+    let status = child.0.wait().unwrap();
     assert!(status.success(), "clean exit on SIGTERM: {status:?}");
 }

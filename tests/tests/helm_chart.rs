@@ -5,7 +5,7 @@
 //!
 //! Driven by tests/helm/check_chart.py (Helm as a library through
 //! helm-python-sdk, schemas from kubernetes-validate), run with the Python
-//! named by CHATAIGNE_HELM_PYTHON: a virtualenv with tests/helm/requirements.txt.
+//! named by CHATAIGNE_TEST_HELM_PYTHON: a virtualenv with tests/helm/requirements.txt.
 //! Without it the tests are skipped, except under CI=true where they fail.
 
 use std::path::{Path, PathBuf};
@@ -21,15 +21,15 @@ fn repo_root() -> PathBuf {
 }
 
 fn python() -> Option<String> {
-    match std::env::var("CHATAIGNE_HELM_PYTHON") {
+    match std::env::var("CHATAIGNE_TEST_HELM_PYTHON") {
         Ok(python) if !python.is_empty() => Some(python),
         _ if std::env::var("CI").as_deref() == Ok("true") => {
             panic!(
-                "CHATAIGNE_HELM_PYTHON must name a Python with tests/helm/requirements.txt in CI"
+                "CHATAIGNE_TEST_HELM_PYTHON must name a Python with tests/helm/requirements.txt in CI"
             )
         }
         _ => {
-            eprintln!("skipping the Helm chart test: CHATAIGNE_HELM_PYTHON is not set");
+            eprintln!("skipping the Helm chart test: CHATAIGNE_TEST_HELM_PYTHON is not set");
             None
         }
     }
@@ -140,11 +140,88 @@ fn peer_components(rule: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A plausible value for a secret-backed variable, by what it holds.
+fn secret_value(name: &str) -> String {
+    if name.ends_with("DATABASE__URL") {
+        "postgres://chataigne:secret@db.internal:5432/chataigne".to_owned()
+    } else if name.ends_with("REDIS__URL") {
+        "redis://redis.internal:6379".to_owned()
+    } else {
+        // Keys and secrets: long enough for every service's bound.
+        "k".repeat(48)
+    }
+}
+
+/// The secret-backed environment variable names of a Deployment's container.
+fn secret_env(report: &Report, deployment: &str) -> Vec<(String, String)> {
+    let container =
+        &report.find("Deployment", deployment)["spec"]["template"]["spec"]["containers"][0];
+    container["env"]
+        .as_array()
+        .map(|env| {
+            env.iter()
+                .filter(|e| e["valueFrom"]["secretKeyRef"].is_object())
+                .map(|e| {
+                    let name = e["name"].as_str().unwrap().to_owned();
+                    let value = secret_value(&name);
+                    (name, value)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every service accepts what the chart gives it: the configuration file
+/// rendered for it and the secret-backed variables of its Deployment (keys
+/// its typed config knows — unknown keys are refused — and values that pass
+/// its start-up validation).
+fn assert_services_accept_their_config(report: &Report) {
+    let config = report.find("ConfigMap", "chataigne-config");
+    let dir = std::env::temp_dir().join(format!("chataigne-chart-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, config["data"][name].as_str().unwrap()).unwrap();
+        path
+    };
+    let gateway: chataigne_gateway::Config = chataigne_common::config::load_from_env(
+        &chataigne_gateway::Config::default(),
+        Some(&file("gateway.toml")),
+        secret_env(report, "chataigne-gateway"),
+    )
+    .expect("the gateway reads its file and variables");
+    gateway
+        .validate()
+        .expect("the gateway's configuration is valid");
+    let auth: chataigne_auth::Config = chataigne_common::config::load_from_env(
+        &chataigne_auth::Config::default(),
+        Some(&file("auth-service.toml")),
+        secret_env(report, "chataigne-auth-service"),
+    )
+    .expect("the auth-service reads its file and variables");
+    auth.validate()
+        .expect("the auth-service's configuration is valid");
+    // The authorization server issues tokens for exactly the public endpoint.
+    let endpoint = format!("{}/mcp/v1", gateway.public_url.clone().unwrap_or_default());
+    assert_eq!(auth.oauth.allowed_resources, vec![endpoint]);
+    let tools: chataigne_tools::Config = chataigne_common::config::load_from_env(
+        &chataigne_tools::Config::default(),
+        Some(&file("tool-service.toml")),
+        secret_env(report, "chataigne-tool-service"),
+    )
+    .expect("the tool-service reads its file and variables");
+    tools
+        .validate()
+        .expect("the tool-service's configuration is valid");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn default_values_render_lint_and_validate() {
     let Some(python) = python() else { return };
     let report = check(&python, &[TEST_VALUES], &[]);
     report.assert_valid("default values");
+    assert_services_accept_their_config(&report);
 
     // Three Deployments, Services, ServiceAccounts, HPAs, PDBs; no Secret.
     for component in ["gateway", "auth-service", "tool-service"] {
@@ -325,6 +402,7 @@ fn ha_example_terminates_tls_in_the_gateway_on_443() {
     let Some(python) = python() else { return };
     let report = check(&python, &["helm/chataigne/examples/values-ha.yaml"], &[]);
     report.assert_valid("HA example");
+    assert_services_accept_their_config(&report);
 
     let service = report.find("Service", "chataigne-gateway");
     assert_eq!(service["spec"]["type"], "LoadBalancer");
@@ -401,6 +479,7 @@ fn minimal_example_renders_without_autoscaling_or_policies() {
         &[],
     );
     report.assert_valid("minimal example");
+    assert_services_accept_their_config(&report);
     assert!(report.all("HorizontalPodAutoscaler").is_empty());
     assert!(report.all("PodDisruptionBudget").is_empty());
     assert!(report.all("NetworkPolicy").is_empty());

@@ -78,15 +78,17 @@ impl Access for AuthServiceAccess {
         permission: &str,
         owner: &Owner,
     ) -> Result<Principal, DomainError> {
+        let mut request = tonic::Request::new(AuthorizeRequest {
+            assertion: credential.0.clone(),
+            permission: permission.to_owned(),
+            organization_id: owner.organization_id.clone(),
+            location_id: owner.location_id.clone().unwrap_or_default(),
+        });
+        chataigne_common::trace_context::inject(request.metadata_mut());
         let response = self
             .client
             .clone()
-            .authorize(AuthorizeRequest {
-                assertion: credential.0.clone(),
-                permission: permission.to_owned(),
-                organization_id: owner.organization_id.clone(),
-                location_id: owner.location_id.clone().unwrap_or_default(),
-            })
+            .authorize(request)
             .await
             .map_err(refusal)?
             .into_inner();

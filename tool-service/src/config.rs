@@ -12,8 +12,11 @@ pub struct Config {
     pub auth_service_url: String,
     pub database: DatabaseConfig,
     pub cursor: CursorConfig,
+    pub idempotency: IdempotencyConfig,
     /// Load the demo data set at start (embedded mode and tests).
     pub seed_demo: bool,
+    /// Days of order history in the demo data set (up to today).
+    pub demo_days: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -53,7 +56,9 @@ impl Default for Config {
             auth_service_url: "http://127.0.0.1:50051".to_owned(),
             database: DatabaseConfig::default(),
             cursor: CursorConfig::default(),
+            idempotency: IdempotencyConfig::default(),
             seed_demo: false,
+            demo_days: 365,
         }
     }
 }
@@ -65,6 +70,28 @@ impl Default for DatabaseConfig {
             max_connections: 16,
             connect_timeout_ms: 3_000,
             statement_timeout_ms: 30_000,
+        }
+    }
+}
+
+/// Idempotent writes: the keyed hash of the scoped keys and how long a stored
+/// result is replayed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IdempotencyConfig {
+    /// HMAC-SHA256 key (at least 32 bytes) of the stored key and argument
+    /// hashes. `None`: a random key per process, which forgets every key at
+    /// restart (embedded mode sets one; production must).
+    #[serde(serialize_with = "serialize_optional_secret")]
+    pub secret: Option<SecretString>,
+    pub replay_ttl_secs: u64,
+}
+
+impl Default for IdempotencyConfig {
+    fn default() -> Self {
+        IdempotencyConfig {
+            secret: None,
+            replay_ttl_secs: 24 * 3600,
         }
     }
 }
@@ -104,13 +131,38 @@ impl Config {
                 .all(|k| k.expose_secret().len() >= 32),
             "cursor.keys must each be at least 32 bytes"
         );
+        anyhow::ensure!(
+            (1..=3_660).contains(&self.demo_days),
+            "demo_days must be between 1 and 3660"
+        );
         anyhow::ensure!(self.cursor.ttl_secs > 0, "cursor.ttl_secs must be positive");
+        anyhow::ensure!(
+            self.idempotency
+                .secret
+                .as_ref()
+                .is_none_or(|k| k.expose_secret().len() >= 32),
+            "idempotency.secret must be at least 32 bytes"
+        );
+        anyhow::ensure!(
+            self.idempotency.replay_ttl_secs > 0,
+            "idempotency.replay_ttl_secs must be positive"
+        );
         Ok(())
     }
 }
 
 fn serialize_secret<S: serde::Serializer>(secret: &SecretString, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(secret.expose_secret())
+}
+
+fn serialize_optional_secret<S: serde::Serializer>(
+    secret: &Option<SecretString>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match secret {
+        Some(secret) => s.serialize_some(secret.expose_secret()),
+        None => s.serialize_none(),
+    }
 }
 
 fn serialize_secrets<S: serde::Serializer>(

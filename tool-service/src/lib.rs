@@ -10,6 +10,7 @@ pub mod config;
 pub mod cursor;
 pub mod domain;
 pub mod grpc;
+pub mod ops;
 pub mod present;
 pub mod store;
 pub mod tools;
@@ -86,9 +87,10 @@ async fn prepare<S: Store>(
         let started = std::time::Instant::now();
         let now_ms = chrono::Utc::now().timestamp_millis();
         store
-            .load(&store::seed::DataSet::generate(
-                &store::seed::SeedSpec::demo(now_ms),
-            ))
+            .load(&store::seed::DataSet::generate(&store::seed::SeedSpec {
+                days: config.demo_days,
+                ..store::seed::SeedSpec::demo(now_ms)
+            }))
             .await?;
         tracing::info!(
             elapsed_ms = started.elapsed().as_millis() as u64,
@@ -97,5 +99,9 @@ async fn prepare<S: Store>(
     }
     let access = AuthServiceAccess::connect(&config.auth_service_url)?;
     let cursors = CursorCodec::from_config(&config.cursor)?;
-    Tools::new(store, access, cursors)
+    let keys = tools::idempotency::IdempotencyKeys::new(
+        config.idempotency.secret.as_ref(),
+        Duration::from_secs(config.idempotency.replay_ttl_secs),
+    );
+    Ok(Tools::new(store, access, cursors)?.with_idempotency(keys))
 }

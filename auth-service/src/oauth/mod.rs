@@ -8,7 +8,7 @@ mod authorize;
 mod client_metadata;
 mod clients;
 mod grants;
-mod login;
+pub mod login;
 pub mod password;
 mod register;
 pub mod secrets;
@@ -20,7 +20,8 @@ use crate::core::Core;
 
 pub use authorize::{AuthorizationRequest, ValidatedRequest};
 pub use client_metadata::MetadataFetcher;
-pub use grants::{TokenRequest, TokenResponse};
+pub use clients::ClientCredentials;
+pub use grants::TokenRequest;
 pub use register::RegistrationRequest;
 
 /// The authorization server over the shared core (store and keys).

@@ -106,7 +106,9 @@ pub enum Consumed<T> {
     /// First use: the record, now marked used.
     Fresh(T),
     /// Already used (or revoked): the session it led to, if any.
-    Reused { session_id: Option<String> },
+    Reused {
+        session_id: Option<String>,
+    },
     Missing,
 }
 
@@ -147,16 +149,13 @@ pub trait OAuthStore: Send + Sync + 'static {
     fn client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, Option<ClientRecord>>;
     fn clients(&self) -> StoreFuture<'_, Vec<ClientRecord>>;
     /// Creates the client or replaces everything but its enabled flag.
-    fn upsert_client<'a>(&'a self, client: &'a ClientRecord, now_ms: i64)
-    -> StoreFuture<'a, ()>;
+    fn upsert_client<'a>(&'a self, client: &'a ClientRecord, now_ms: i64) -> StoreFuture<'a, ()>;
 
     fn user_login<'a>(&'a self, email: &'a str) -> StoreFuture<'a, Option<UserLogin>>;
     fn set_password_hash<'a>(&'a self, user_id: &'a str, hash: &'a str) -> StoreFuture<'a, bool>;
     /// Users among `user_ids` without a password hash.
-    fn users_without_password<'a>(
-        &'a self,
-        user_ids: &'a [String],
-    ) -> StoreFuture<'a, Vec<String>>;
+    fn users_without_password<'a>(&'a self, user_ids: &'a [String])
+    -> StoreFuture<'a, Vec<String>>;
     /// Creates a user (no-op when the id exists).
     fn insert_user<'a>(&'a self, user: &'a super::NewUser, now_ms: i64) -> StoreFuture<'a, ()>;
 

@@ -299,8 +299,7 @@ macro_rules! impl_oauth_store {
             fn refresh<'a>(
                 &'a self,
                 token_hash: &'a str,
-            ) -> $crate::store::StoreFuture<'a, Option<$crate::store::oauth::RefreshRecord>>
-            {
+            ) -> $crate::store::StoreFuture<'a, Option<$crate::store::oauth::RefreshRecord>> {
                 Box::pin(async move {
                     let row: Option<$crate::store::oauth_sql::RefreshRow> =
                         sqlx::query_as($crate::store::oauth_sql::REFRESH)

@@ -131,16 +131,17 @@ async fn assertions_and_access_tokens_are_not_interchangeable(h: &Harness) {
         h.authenticate(&assertion, INTERNAL_AUDIENCE).await,
         "token_invalid",
     );
-    // An access token minted for the internal audience presented as an assertion.
+    // An access token minted for the internal audience presented as an
+    // assertion: checked as a service-account token, whose audience it lacks.
     let access = h.token_for(USER_MANAGER, SCOPES, INTERNAL_AUDIENCE).await;
     assert_unauthenticated(
         h.authorize(&access.access_token, "orders.read", ORG_BISTRO, None)
             .await,
-        "token_invalid",
+        "audience_mismatch",
     );
     assert_unauthenticated(
         h.resolve(&access.access_token, "orders.read").await,
-        "token_invalid",
+        "audience_mismatch",
     );
     // And a typ-swapped copy re-signed with the real key is still told apart.
     let (_, claims) = parts(&assertion);

@@ -9,4 +9,6 @@ mod authenticate;
 mod authorize;
 mod http;
 mod lifecycle;
+mod oauth;
+mod oauth_support;
 mod resolve;

@@ -77,6 +77,8 @@ pub fn config(url: &str) -> Config {
     config.database.url = SecretString::from(url.to_owned());
     config.issuer = "https://auth.chataigne.test".to_owned();
     config.seed_demo = true;
+    config.oauth.allowed_resources = vec![RESOURCE.to_owned()];
+    config.oauth.client_metadata_allow_http_loopback = true;
     config
 }
 

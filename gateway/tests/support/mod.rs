@@ -212,6 +212,7 @@ impl ToolCatalog for FakeTools {
                 text: text.to_owned(),
                 next_cursor: cursor.to_owned(),
                 truncated: false,
+                replayed: false,
             }))
         };
         match call.name.as_str() {
@@ -270,7 +271,9 @@ where
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
+        let (_reporter, health) = tonic_health::server::health_reporter();
         tonic::transport::Server::builder()
+            .add_service(health)
             .add_service(service)
             .serve_with_incoming(TcpListenerStream::new(listener))
             .await

@@ -32,6 +32,7 @@ If a service renames a key, change it here.
   "grpc_listen" (printf "0.0.0.0:%d" (int .Values.authService.ports.grpc))
   "http_listen" (printf "0.0.0.0:%d" (int .Values.authService.ports.http))
   "issuer" .Values.authorizationServer
+  "oauth" (dict "allowed_resources" (list (printf "%s/mcp/v1" (trimSuffix "/" .Values.publicUrl))))
 -}}
 {{- if .Values.authService.metrics.enabled }}
 {{- $_ := set $cfg "metrics_listen" (printf "0.0.0.0:%d" (int .Values.authService.metrics.port)) }}

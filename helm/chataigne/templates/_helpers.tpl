@@ -96,14 +96,15 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{/* Secret-backed env of each service. */}}
 {{- define "chataigne.secretEnv.gateway" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.redisUrl "what" "secrets.redisUrl") }}
+{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.idempotencySecret "what" "secrets.idempotencySecret") }}
 {{- end -}}
 {{- define "chataigne.secretEnv.authService" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.authDatabaseUrl "what" "secrets.authDatabaseUrl") }}
-{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.signingKeyEncryptionKey "what" "secrets.signingKeyEncryptionKey") }}
 {{- end -}}
 {{- define "chataigne.secretEnv.toolService" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.toolDatabaseUrl "what" "secrets.toolDatabaseUrl") }}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.cursorKeys "what" "secrets.cursorKeys") }}
+{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.idempotencySecret "what" "secrets.idempotencySecret") }}
 {{- end -}}
 
 {{/* Env shared by every container of a service: (dict "root" $ "key" "gateway" "component" "gateway") */}}

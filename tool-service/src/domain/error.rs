@@ -28,12 +28,22 @@ pub enum DomainError {
     /// Observed state differs from the current one.
     #[error("expected state mismatch")]
     ExpectedStateMismatch { current: String },
+    /// The requested order status does not follow the observed one
+    /// (forward transitions only); nothing was written.
+    #[error("order status transition not allowed")]
+    OrderStatusPrecondition { from: String, to: String },
     /// A dependency (auth-service, database) failed or timed out.
     #[error("dependency unavailable: {0}")]
     Dependency(String),
     /// The database statement ran past its deadline.
     #[error("deadline exceeded")]
     DeadlineExceeded,
+    /// An idempotency key reused with other arguments.
+    #[error("idempotency key reused with other arguments")]
+    IdempotencyMismatch,
+    /// The same idempotent operation is still running.
+    #[error("operation in progress")]
+    OperationInProgress { retry_after: std::time::Duration },
     /// The structured result exceeds the output bound.
     #[error("output too large")]
     OutputTooLarge,

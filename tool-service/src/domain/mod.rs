@@ -1,14 +1,36 @@
 //! Restaurant domain: the records the tools read and write, the filters they
 //! take, and the domain error. Nothing here knows of gRPC, MCP or SQL.
 
+mod analytics;
+mod catalog;
+mod conversation;
+mod customer;
+mod discount;
 mod error;
+mod integration;
+mod location_status;
 mod money;
 mod order;
+mod settings;
+pub mod settings_sections;
 mod tenant;
 
+pub use analytics::{
+    Bucket, DateRange, MAX_METRICS, MAX_RANGE_DAYS, Metric, MetricSums, MetricValues, check_metrics,
+};
+pub use catalog::{Availability, AvailabilityChange, CatalogFilter, CatalogItem};
+pub use conversation::{
+    ConversationChannel, ConversationFilter, ConversationStatus, ConversationSummary, SenderKind,
+    TranscriptMessage, preview as conversation_preview,
+};
+pub use customer::{Customer, CustomerFilter, like_pattern, mask_email, mask_phone};
+pub use discount::{Discount, DiscountKind, DiscountStatus, in_force, percent_display};
 pub use error::DomainError;
+pub use integration::{Integration, IntegrationHealth, IntegrationKind};
+pub use location_status::{IntakeStatus, LocationStatus, PauseReason, StatusChange};
 pub use money::Money;
 pub use order::{Fulfillment, Order, OrderFilter, OrderLine, OrderStatus};
+pub use settings::{LocationSettings, SETTINGS_SCOPE, SettingsSection};
 pub use tenant::{Address, Location, Organization};
 
 /// Position after the last record of a page, in the order the store sorts by:

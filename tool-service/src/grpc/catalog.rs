@@ -8,11 +8,13 @@ use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
 use super::credential::credential;
+use super::deadline;
 use super::status::to_status;
 use crate::access::Access;
 use crate::domain::DomainError;
 use crate::present::normalize_locale;
 use crate::store::Store;
+use crate::tools::deadline as tools_deadline;
 use crate::tools::{CallContext, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools};
 
 pub struct CatalogService<S, A> {
@@ -75,6 +77,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
     ) -> Result<Response<pb::CallToolResponse>, Status> {
         let started = Instant::now();
         let credential = credential(&request)?;
+        let timeout = deadline::of(&request);
         let call = request.into_inner();
         let spec = ToolId::by_name(&call.name).map(ToolId::spec);
         let kind = spec.map_or(ToolKind::Read, |spec| spec.kind);
@@ -84,7 +87,9 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
             now_ms: chrono::Utc::now().timestamp_millis(),
         };
         let outcome = match serde_json::from_str(&call.arguments_json) {
-            Ok(arguments) => self.tools.call(&call.name, arguments, &ctx).await,
+            Ok(arguments) => {
+                tools_deadline::within(timeout, self.tools.call(&call.name, arguments, &ctx)).await
+            }
             Err(_) => Err(DomainError::invalid("", "arguments are not valid JSON")),
         };
         let result = outcome
@@ -94,6 +99,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
                     text: result.text,
                     next_cursor: result.next_cursor.unwrap_or_default(),
                     truncated: result.truncated,
+                    replayed: result.replayed,
                 })
             })
             .map_err(|error| to_status(error, kind));

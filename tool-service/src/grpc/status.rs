@@ -42,6 +42,18 @@ pub fn to_status(error: DomainError, kind: ToolKind) -> Status {
                 &[("current_state".to_owned(), current)],
             )
         }
+        DomainError::OrderStatusPrecondition { from, to } => {
+            let code = ErrorCode::OrderStatusPreconditionFailed;
+            code.to_status(
+                code.default_message(),
+                None,
+                &[],
+                &[
+                    ("expected_status".to_owned(), from),
+                    ("requested_status".to_owned(), to),
+                ],
+            )
+        }
         DomainError::Dependency(detail) => {
             tracing::warn!(%detail, "dependency failure");
             ErrorCode::DependencyUnavailable.status()
@@ -51,6 +63,11 @@ pub fn to_status(error: DomainError, kind: ToolKind) -> Status {
             ToolKind::Write => ErrorCode::OutcomeUnknown.status(),
         },
         DomainError::OutputTooLarge => ErrorCode::OutputTooLarge.status(),
+        DomainError::IdempotencyMismatch => ErrorCode::IdempotencyMismatch.status(),
+        DomainError::OperationInProgress { retry_after } => {
+            let code = ErrorCode::OperationInProgress;
+            code.to_status(code.default_message(), Some(retry_after), &[], &[])
+        }
         DomainError::Internal(detail) => {
             tracing::error!(%detail, "internal error");
             ErrorCode::InternalError.status()
@@ -79,6 +96,24 @@ mod tests {
         let write = to_status(DomainError::DeadlineExceeded, ToolKind::Write);
         assert_eq!(decode_status(&read).code, ErrorCode::ToolTimeout);
         assert_eq!(decode_status(&write).code, ErrorCode::OutcomeUnknown);
+    }
+
+    #[test]
+    fn illegal_order_transitions_have_their_own_code() {
+        let status = to_status(
+            DomainError::OrderStatusPrecondition {
+                from: "received".into(),
+                to: "ready".into(),
+            },
+            ToolKind::Write,
+        );
+        let decoded = decode_status(&status);
+        assert_eq!(decoded.code, ErrorCode::OrderStatusPreconditionFailed);
+        assert!(
+            decoded
+                .metadata
+                .contains(&("requested_status".to_owned(), "ready".to_owned()))
+        );
     }
 
     #[test]

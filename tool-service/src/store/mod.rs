@@ -8,22 +8,48 @@ use std::future::Future;
 
 use crate::domain::{DomainError, OrderFilter, PageRequest, TenantScope};
 
+pub mod analytics_store;
+pub mod conversation_store;
+pub mod customer_store;
 mod load;
+mod local_days;
 mod options;
+pub mod order_update_store;
 pub mod postgres;
 pub mod records;
 pub mod seed;
 mod sql;
 pub mod sqlite;
+mod venue;
+pub mod venue_records;
+mod venue_sql;
+pub mod writes;
 
+pub use analytics_store::{AnalyticsStore, MetricsBucketRecord};
+pub use conversation_store::{ConversationRecord, ConversationStore, MessageRecord};
+pub use customer_store::{CustomerRecord, CustomerStore};
 pub use options::StoreOptions;
+pub use order_update_store::OrderUpdateStore;
 pub use postgres::PgStore;
 pub use records::*;
 pub use sqlite::SqliteStore;
+pub use venue::VenueStore;
+pub use venue_records::*;
 
 /// Everything the tools need from storage. Lists return at most
 /// `page.limit + 1` records so the caller can tell whether a next page exists.
-pub trait Store: Clone + Send + Sync + 'static {
+pub trait Store:
+    Clone
+    + Send
+    + Sync
+    + 'static
+    + VenueStore
+    + CustomerStore
+    + ConversationStore
+    + AnalyticsStore
+    + OrderUpdateStore
+    + writes::IdempotentWrites
+{
     /// Applies this backend's migrations.
     fn migrate(&self) -> impl Future<Output = Result<(), DomainError>> + Send;
 
@@ -83,5 +109,6 @@ pub trait Store: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<Owner>, DomainError>> + Send;
 
     /// Writes a generated data set (see `seed`) in batches; idempotent on ids.
+    /// Rebuilds the analytics rollup afterwards.
     fn load(&self, data: &seed::DataSet) -> impl Future<Output = Result<(), DomainError>> + Send;
 }

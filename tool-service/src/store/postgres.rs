@@ -45,7 +45,7 @@ impl PgStore {
     }
 
     /// The server enforces the statement timeout; errors map to `DomainError`.
-    async fn guard<T>(
+    pub(crate) async fn guard<T>(
         &self,
         query: impl Future<Output = Result<T, sqlx::Error>>,
     ) -> Result<T, DomainError> {

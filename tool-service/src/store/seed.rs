@@ -13,8 +13,10 @@ mod people;
 mod rng;
 mod rows;
 mod tenants;
+mod venue;
 
 pub use rows::*;
+pub use venue::{DiscountRow, IntegrationRow, SettingsRow, VenueData};
 
 /// One day in milliseconds.
 pub const DAY_MS: i64 = 86_400_000;
@@ -68,6 +70,8 @@ pub struct DataSet {
     pub order_lines: Vec<OrderLineRow>,
     pub conversations: Vec<ConversationRow>,
     pub messages: Vec<MessageRow>,
+    /// Settings, discounts and integrations.
+    pub venue: VenueData,
 }
 
 impl DataSet {
@@ -120,6 +124,7 @@ impl DataSet {
             .into_iter()
             .flat_map(|(_, customers)| customers)
             .collect();
+        data.venue = venue::generate(spec, &data.organizations, &data.locations);
         data
     }
 
@@ -134,6 +139,7 @@ impl DataSet {
             + self.order_lines.len()
             + self.conversations.len()
             + self.messages.len()
+            + self.venue.row_count()
     }
 }
 

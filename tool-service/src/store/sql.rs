@@ -509,6 +509,8 @@ macro_rules! impl_store {
                 self.insert_all(&data.order_lines).await?;
                 self.insert_all(&data.conversations).await?;
                 self.insert_all(&data.messages).await?;
+                $crate::store::VenueStore::load_venue(self, &data.venue).await?;
+                $crate::store::AnalyticsStore::refresh_daily_metrics(self).await?;
                 Ok(())
             }
         }

@@ -64,7 +64,7 @@ impl SqliteStore {
     }
 
     /// SQLite has no server-side statement timeout: bound the call here.
-    async fn guard<T>(
+    pub(crate) async fn guard<T>(
         &self,
         query: impl Future<Output = Result<T, sqlx::Error>>,
     ) -> Result<T, DomainError> {

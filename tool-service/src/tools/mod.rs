@@ -3,12 +3,35 @@
 //! and output types; `tools/list`, the JSON Schemas and the gRPC API all derive
 //! from that declaration.
 
+pub mod analytics_query;
+pub mod catalog_item_availability_update;
+pub mod catalog_items_list;
+pub mod conversation_get;
+pub mod conversation_instruction_send;
+pub mod conversation_message_send;
+pub mod conversation_post;
+pub mod conversations_list;
+pub mod customer_get;
+mod customer_view;
+pub mod customers_list;
+pub mod deadline;
+pub mod discounts_list;
+pub mod idempotency;
+pub mod integrations_list;
+pub mod location_create;
+pub mod location_get;
+pub mod location_settings_get;
+pub mod location_status_get;
+pub mod location_status_update;
 mod locations_list;
 mod order_get;
+pub mod order_status_update;
 mod orders_list;
+pub mod organization_create;
 mod organizations_list;
 pub mod schema;
 mod support;
+mod venue_view;
 
 use std::sync::Arc;
 
@@ -106,6 +129,24 @@ catalogue! {
     LocationsList => locations_list, LocationsListInput, LocationsListOutput;
     OrdersList => orders_list, OrdersListInput, OrdersListOutput;
     OrderGet => order_get, OrderGetInput, OrderGetOutput;
+    LocationGet => location_get, location_get::LocationGetInput, location_get::LocationGetOutput;
+    LocationSettingsGet => location_settings_get, location_settings_get::LocationSettingsGetInput, location_settings_get::LocationSettingsGetOutput;
+    LocationStatusGet => location_status_get, location_status_get::LocationStatusGetInput, location_status_get::LocationStatusGetOutput;
+    LocationStatusUpdate => location_status_update, location_status_update::LocationStatusUpdateInput, location_status_update::LocationStatusUpdateOutput;
+    CatalogItemsList => catalog_items_list, catalog_items_list::CatalogItemsListInput, catalog_items_list::CatalogItemsListOutput;
+    CatalogItemAvailabilityUpdate => catalog_item_availability_update, catalog_item_availability_update::CatalogItemAvailabilityUpdateInput, catalog_item_availability_update::CatalogItemAvailabilityUpdateOutput;
+    DiscountsList => discounts_list, discounts_list::DiscountsListInput, discounts_list::DiscountsListOutput;
+    IntegrationsList => integrations_list, integrations_list::IntegrationsListInput, integrations_list::IntegrationsListOutput;
+    ConversationMessageSend => conversation_message_send, conversation_post::MessageSendInput, conversation_post::MessageSendOutput;
+    ConversationInstructionSend => conversation_instruction_send, conversation_post::InstructionSendInput, conversation_post::MessageSendOutput;
+    OrganizationCreate => organization_create, organization_create::OrganizationCreateInput, organization_create::OrganizationCreateOutput;
+    LocationCreate => location_create, location_create::LocationCreateInput, location_create::LocationCreateOutput;
+    OrderStatusUpdate => order_status_update, order_status_update::OrderStatusUpdateInput, order_status_update::OrderStatusUpdateOutput;
+    CustomersList => customers_list, customers_list::CustomersListInput, customers_list::CustomersListOutput;
+    CustomerGet => customer_get, customer_get::CustomerGetInput, customer_get::CustomerGetOutput;
+    ConversationsList => conversations_list, conversations_list::ConversationsListInput, conversations_list::ConversationsListOutput;
+    ConversationGet => conversation_get, conversation_get::ConversationGetInput, conversation_get::ConversationGetOutput;
+    AnalyticsQuery => analytics_query, analytics_query::AnalyticsQueryInput, analytics_query::AnalyticsQueryOutput;
 }
 
 impl ToolId {
@@ -151,6 +192,8 @@ pub struct CallResult {
     pub text: String,
     pub next_cursor: Option<String>,
     pub truncated: bool,
+    /// An idempotent write answered from its stored result.
+    pub replayed: bool,
 }
 
 /// Structured output bound (SPEC §6).
@@ -161,6 +204,7 @@ pub struct Tools<S, A> {
     pub(crate) store: S,
     pub(crate) access: A,
     pub(crate) cursors: CursorCodec,
+    pub(crate) idempotency: idempotency::IdempotencyKeys,
     catalog: Arc<Vec<CatalogEntry>>,
 }
 
@@ -170,6 +214,7 @@ impl<S: Clone, A: Clone> Clone for Tools<S, A> {
             store: self.store.clone(),
             access: self.access.clone(),
             cursors: self.cursors.clone(),
+            idempotency: self.idempotency.clone(),
             catalog: self.catalog.clone(),
         }
     }
@@ -199,8 +244,18 @@ impl<S: Store, A: Access> Tools<S, A> {
             store,
             access,
             cursors,
+            idempotency: idempotency::IdempotencyKeys::new(
+                None,
+                std::time::Duration::from_secs(24 * 3600),
+            ),
             catalog: Arc::new(catalog),
         })
+    }
+
+    /// Uses `keys` for idempotent writes (the configured secret and window).
+    pub fn with_idempotency(mut self, keys: idempotency::IdempotencyKeys) -> Self {
+        self.idempotency = keys;
+        self
     }
 
     pub fn catalog(&self) -> &[CatalogEntry] {
@@ -236,16 +291,24 @@ fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, DomainError> {
     })
 }
 
-fn finish<T: Serialize>(output: ToolOutput<T>) -> Result<CallResult, DomainError> {
-    let data_json = serde_json::to_string(&output.data)
-        .map_err(|e| DomainError::Internal(format!("serializing output: {e}")))?;
-    if data_json.len() > OUTPUT_LIMIT {
-        return Err(DomainError::OutputTooLarge);
+fn finish(output: impl idempotency::Finish) -> Result<CallResult, DomainError> {
+    output.finish()
+}
+
+impl<T: Serialize> idempotency::Finish for ToolOutput<T> {
+    fn finish(self) -> Result<CallResult, DomainError> {
+        let output = self;
+        let data_json = serde_json::to_string(&output.data)
+            .map_err(|e| DomainError::Internal(format!("serializing output: {e}")))?;
+        if data_json.len() > OUTPUT_LIMIT {
+            return Err(DomainError::OutputTooLarge);
+        }
+        Ok(CallResult {
+            data_json,
+            text: support::bound_text(output.text),
+            next_cursor: output.next_cursor,
+            truncated: false,
+            replayed: false,
+        })
     }
-    Ok(CallResult {
-        data_json,
-        text: support::bound_text(output.text),
-        next_cursor: output.next_cursor,
-        truncated: false,
-    })
 }

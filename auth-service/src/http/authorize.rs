@@ -1,0 +1,237 @@
+//! `/authorize` and its two forms: validate the request, sign the browser
+//! in (password form), show the consent page, and hand the code (or the
+//! refusal) back to the client.
+
+use axum::extract::{Form, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use crate::error::OAuthCode;
+use crate::oauth::login::{csrf_token, csrf_valid};
+use crate::oauth::{AuthorizationRequest, ValidatedRequest, secrets};
+
+use super::{Shared, cookies, page};
+
+/// The sign-in form.
+#[derive(Deserialize)]
+pub struct LoginForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    password: String,
+    #[serde(flatten)]
+    request: AuthorizationRequest,
+}
+
+/// The consent form.
+#[derive(Deserialize)]
+pub struct ConsentForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    decision: String,
+    #[serde(flatten)]
+    request: AuthorizationRequest,
+}
+
+fn see_other(location: &str) -> Response {
+    match HeaderValue::from_str(location) {
+        Ok(value) => {
+            let mut response = StatusCode::SEE_OTHER.into_response();
+            response.headers_mut().insert(header::LOCATION, value);
+            response
+                .headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            response
+        }
+        Err(_) => page::error(StatusCode::BAD_REQUEST, "The redirect URI is not valid."),
+    }
+}
+
+/// Validates; refusals go to the page or back to the client.
+async fn validated(
+    state: &Shared,
+    request: &AuthorizationRequest,
+) -> Result<ValidatedRequest, Response> {
+    match state.oauth.validate(request).await {
+        Ok(validated) => Ok(validated),
+        Err(rejection) => {
+            let description = match &rejection.error {
+                crate::error::AuthError::OAuth { description, .. } => description.clone(),
+                _ => "The request could not be checked. Try again later.".to_owned(),
+            };
+            let code = match &rejection.error {
+                crate::error::AuthError::OAuth { code, .. } => *code,
+                _ => OAuthCode::InvalidRequest,
+            };
+            Err(match rejection.redirect {
+                Some((uri, state_param)) => match state.oauth.error_redirect(
+                    &uri,
+                    state_param.as_deref(),
+                    code,
+                    &description,
+                ) {
+                    Ok(url) => see_other(&url),
+                    Err(_) => page::error(StatusCode::BAD_REQUEST, &description),
+                },
+                None => page::error(StatusCode::BAD_REQUEST, &description),
+            })
+        }
+    }
+}
+
+/// The CSRF cookie of the request, or a new one to set.
+fn csrf_cookie(headers: &HeaderMap) -> Result<(String, bool), crate::error::AuthError> {
+    match cookies::get(headers, cookies::CSRF) {
+        Some(existing) if existing.len() <= 128 => Ok((existing.to_owned(), false)),
+        _ => secrets::generate().map(|fresh| (fresh, true)),
+    }
+}
+
+fn with_cookie(mut response: Response, cookie: Option<HeaderValue>) -> Response {
+    if let Some(cookie) = cookie {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// The page for a validated request: sign-in, or consent when signed in.
+async fn page_for(
+    state: &Shared,
+    headers: &HeaderMap,
+    request: &AuthorizationRequest,
+    validated: &ValidatedRequest,
+) -> Response {
+    let (csrf, fresh) = match csrf_cookie(headers) {
+        Ok(found) => found,
+        Err(error) => return super::error_response(&error),
+    };
+    let set_csrf = fresh
+        .then(|| cookies::set(cookies::CSRF, &csrf, 3600, state.secure_cookies))
+        .flatten();
+    let user = match cookies::get(headers, cookies::SESSION) {
+        Some(session) => match state.oauth.signed_in_user(session).await {
+            Ok(user) => user,
+            Err(error) => return super::error_response(&error),
+        },
+        None => None,
+    };
+    let token = csrf_token(&csrf);
+    let response = match user {
+        Some(_) => page::consent(request, &token, &validated.client.name, &validated.scopes),
+        None => page::sign_in(request, &token, &validated.client.name, false),
+    };
+    with_cookie(response, set_csrf)
+}
+
+/// `GET /authorize`.
+pub async fn start(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Query(request): Query<AuthorizationRequest>,
+) -> Response {
+    let validated = match validated(&state, &request).await {
+        Ok(validated) => validated,
+        Err(response) => return response,
+    };
+    if let Some(user) = state.oauth.auto_approve_user() {
+        return match state.oauth.approve(&validated, user).await {
+            Ok(url) => see_other(&url),
+            Err(error) => super::error_response(&error),
+        };
+    }
+    page_for(&state, &headers, &request, &validated).await
+}
+
+/// `POST /authorize/login`.
+pub async fn login(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    if !csrf_valid(cookies::get(&headers, cookies::CSRF), &form.csrf) {
+        return page::error(
+            StatusCode::FORBIDDEN,
+            "The form has expired. Start again from the application.",
+        );
+    }
+    let validated = match validated(&state, &form.request).await {
+        Ok(validated) => validated,
+        Err(response) => return response,
+    };
+    match state.oauth.sign_in(&form.email, &form.password).await {
+        Ok(Some(session)) => {
+            let query = serde_urlencoded_request(&form.request);
+            let response = see_other(&format!("{}?{query}", super::AUTHORIZE_PATH));
+            let max_age = state.oauth.config().browser_session_ttl_secs;
+            let cookie = cookies::set(cookies::SESSION, &session, max_age, state.secure_cookies);
+            with_cookie(response, cookie)
+        }
+        Ok(None) => page::sign_in(&form.request, &form.csrf, &validated.client.name, true),
+        Err(error) => super::error_response(&error),
+    }
+}
+
+/// `POST /authorize/consent`.
+pub async fn consent(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Form(form): Form<ConsentForm>,
+) -> Response {
+    if !csrf_valid(cookies::get(&headers, cookies::CSRF), &form.csrf) {
+        return page::error(
+            StatusCode::FORBIDDEN,
+            "The form has expired. Start again from the application.",
+        );
+    }
+    let validated = match validated(&state, &form.request).await {
+        Ok(validated) => validated,
+        Err(response) => return response,
+    };
+    let user = match cookies::get(&headers, cookies::SESSION) {
+        Some(session) => match state.oauth.signed_in_user(session).await {
+            Ok(user) => user,
+            Err(error) => return super::error_response(&error),
+        },
+        None => None,
+    };
+    let Some(user) = user else {
+        return page_for(&state, &headers, &form.request, &validated).await;
+    };
+    let outcome = match form.decision.as_str() {
+        "approve" => state.oauth.approve(&validated, &user).await,
+        _ => state.oauth.error_redirect(
+            &validated.redirect_uri,
+            validated.state.as_deref(),
+            OAuthCode::AccessDenied,
+            "the user denied the request",
+        ),
+    };
+    match outcome {
+        Ok(url) => page::hand_back(&url),
+        Err(error) => super::error_response(&error),
+    }
+}
+
+/// The authorization request as a query string.
+fn serde_urlencoded_request(request: &AuthorizationRequest) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for (name, value) in [
+        ("response_type", &request.response_type),
+        ("client_id", &request.client_id),
+        ("redirect_uri", &request.redirect_uri),
+        ("scope", &request.scope),
+        ("state", &request.state),
+        ("code_challenge", &request.code_challenge),
+        ("code_challenge_method", &request.code_challenge_method),
+        ("resource", &request.resource),
+    ] {
+        if let Some(value) = value {
+            query.append_pair(name, value);
+        }
+    }
+    query.finish()
+}

@@ -1,0 +1,182 @@
+//! The HTTP side of the authorization server (axum): discovery documents,
+//! JWKS, the sign-in and consent pages, and the token, revocation and
+//! registration endpoints. [`error_response`] is the one mapping of the
+//! crate's error to an OAuth HTTP answer.
+
+mod authorize;
+mod cookies;
+mod endpoints;
+mod page;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+
+use crate::error::{AuthError, OAuthCode};
+use crate::oauth::OAuthServer;
+
+/// Path of the JWK Set.
+pub const JWKS_PATH: &str = "/.well-known/jwks.json";
+/// Path of the authorization-server metadata (RFC 8414).
+pub const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
+/// Path of the OpenID Connect discovery document (same content).
+pub const OIDC_METADATA_PATH: &str = "/.well-known/openid-configuration";
+pub const AUTHORIZE_PATH: &str = "/authorize";
+pub const TOKEN_PATH: &str = "/token";
+pub const REVOKE_PATH: &str = "/revoke";
+pub const REGISTER_PATH: &str = "/register";
+
+/// What the handlers share.
+pub struct HttpState {
+    pub oauth: OAuthServer,
+    /// Cookies get `Secure` when the issuer is https.
+    pub secure_cookies: bool,
+    metadata: String,
+}
+
+pub type Shared = Arc<HttpState>;
+
+impl HttpState {
+    pub fn new(oauth: OAuthServer) -> HttpState {
+        let secure_cookies = oauth.issuer().starts_with("https://");
+        let metadata = metadata(&oauth).to_string();
+        HttpState {
+            oauth,
+            secure_cookies,
+            metadata,
+        }
+    }
+}
+
+/// The RFC 8414 document.
+fn metadata(oauth: &OAuthServer) -> serde_json::Value {
+    let issuer = oauth.issuer();
+    let mut document = json!({
+        "issuer": issuer,
+        "authorization_endpoint": format!("{issuer}{AUTHORIZE_PATH}"),
+        "token_endpoint": format!("{issuer}{TOKEN_PATH}"),
+        "revocation_endpoint": format!("{issuer}{REVOKE_PATH}"),
+        "jwks_uri": format!("{issuer}{JWKS_PATH}"),
+        "scopes_supported": chataigne_common::scopes::all().collect::<Vec<_>>(),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+        "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+        "authorization_response_iss_parameter_supported": true,
+        "client_id_metadata_document_supported": oauth.config().client_metadata_documents,
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["ES256"],
+    });
+    if oauth.config().dynamic_registration {
+        document["registration_endpoint"] = json!(format!("{issuer}{REGISTER_PATH}"));
+    }
+    document
+}
+
+/// The HTTP routes.
+pub fn router(state: Shared) -> Router {
+    Router::new()
+        .route(JWKS_PATH, get(jwks))
+        .route(METADATA_PATH, get(metadata_document))
+        .route(OIDC_METADATA_PATH, get(metadata_document))
+        .route(AUTHORIZE_PATH, get(authorize::start))
+        .route("/authorize/login", post(authorize::login))
+        .route("/authorize/consent", post(authorize::consent))
+        .route(TOKEN_PATH, post(endpoints::token))
+        .route(REVOKE_PATH, post(endpoints::revoke))
+        .route(REGISTER_PATH, post(endpoints::register))
+        .with_state(state)
+}
+
+async fn jwks(axum::extract::State(state): axum::extract::State<Shared>) -> Response {
+    let body = state.oauth.core().tokens().keys().jwks().to_string();
+    json_document(body, "public, max-age=60")
+}
+
+async fn metadata_document(axum::extract::State(state): axum::extract::State<Shared>) -> Response {
+    json_document(state.metadata.clone(), "public, max-age=300")
+}
+
+fn json_document(body: String, cache: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, cache),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// A JSON answer of the token, revocation or registration endpoint
+/// (never cached: it may carry secrets).
+pub fn no_store_json(status: StatusCode, body: String) -> Response {
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The one mapping of [`AuthError`] to an OAuth error response (RFC 6749 §5.2).
+pub fn error_response(error: &AuthError) -> Response {
+    let (status, code, description) = match error {
+        AuthError::OAuth { code, description } => {
+            let status = match code {
+                OAuthCode::InvalidClient => StatusCode::UNAUTHORIZED,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            (status, code.as_str(), description.clone())
+        }
+        AuthError::NotFound { .. } => {
+            return (StatusCode::NOT_FOUND, "Not Found").into_response();
+        }
+        AuthError::Unavailable(source) => {
+            tracing::warn!(error = %source, "auth storage unavailable");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "temporarily_unavailable",
+                "retry shortly".to_owned(),
+            )
+        }
+        AuthError::Internal(detail) => {
+            tracing::error!(detail = %detail, "internal error");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "internal error".to_owned(),
+            )
+        }
+        AuthError::InvalidArgument { field, .. } => (
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("{field} is invalid"),
+        ),
+        AuthError::Unauthenticated(_) | AuthError::ScopeRequired { .. } | AuthError::Forbidden => (
+            StatusCode::BAD_REQUEST,
+            "invalid_grant",
+            "the grant is not valid".to_owned(),
+        ),
+    };
+    let mut response = no_store_json(
+        status,
+        json!({"error": code, "error_description": description}).to_string(),
+    );
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"chataigne\""),
+        );
+    }
+    response
+}

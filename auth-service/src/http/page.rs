@@ -1,0 +1,231 @@
+//! The server-rendered pages of the authorization server: sign-in, consent,
+//! error and the hand-back page. No scripts, no external resources; every
+//! page carries a strict Content-Security-Policy and cannot be framed.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+
+use crate::oauth::AuthorizationRequest;
+
+const CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;\
+padding:0 1rem;color:#222}h1{font-size:1.4rem}ul{padding-left:1.2rem}li{margin:.3rem 0}\
+label{display:block;margin:.8rem 0 .2rem}input[type=email],input[type=password]{width:100%;\
+padding:.5rem;box-sizing:border-box}button{padding:.5rem 1.2rem;margin:1rem .5rem 0 0}\
+.error{color:#a00}.scope{color:#555;font-size:.85rem}";
+
+/// Escapes text for HTML content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A page with the security headers.
+pub fn render(status: StatusCode, title: &str, body: &str) -> Response {
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width\"><title>{}</title>\
+<style>{STYLE}</style></head><body>{body}</body></html>",
+        escape(title)
+    );
+    let mut response = (status, Html(html)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// The authorization request as hidden form fields.
+fn hidden_request(request: &AuthorizationRequest) -> String {
+    let fields = [
+        ("response_type", &request.response_type),
+        ("client_id", &request.client_id),
+        ("redirect_uri", &request.redirect_uri),
+        ("scope", &request.scope),
+        ("state", &request.state),
+        ("code_challenge", &request.code_challenge),
+        ("code_challenge_method", &request.code_challenge_method),
+        ("resource", &request.resource),
+    ];
+    fields
+        .iter()
+        .filter_map(|(name, value)| {
+            value.as_ref().map(|value| {
+                format!(
+                    "<input type=\"hidden\" name=\"{name}\" value=\"{}\">",
+                    escape(value)
+                )
+            })
+        })
+        .collect()
+}
+
+pub fn sign_in(
+    request: &AuthorizationRequest,
+    csrf: &str,
+    client_name: &str,
+    failed: bool,
+) -> Response {
+    let error = if failed {
+        "<p class=\"error\" id=\"error\">The email or password is not correct.</p>"
+    } else {
+        ""
+    };
+    let body = format!(
+        "<h1>Sign in to Chataigne</h1><p><strong>{}</strong> asks to access your Chataigne \
+account.</p>{error}<form method=\"post\" action=\"/authorize/login\" id=\"sign-in\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{}\">{}\
+<label for=\"email\">Email</label><input type=\"email\" id=\"email\" name=\"email\" \
+autocomplete=\"username\" required>\
+<label for=\"password\">Password</label><input type=\"password\" id=\"password\" \
+name=\"password\" autocomplete=\"current-password\" required>\
+<button type=\"submit\" id=\"sign-in-button\">Sign in</button></form>",
+        escape(client_name),
+        escape(csrf),
+        hidden_request(request)
+    );
+    let status = if failed {
+        StatusCode::UNAUTHORIZED
+    } else {
+        StatusCode::OK
+    };
+    render(status, "Sign in", &body)
+}
+
+pub fn consent(
+    request: &AuthorizationRequest,
+    csrf: &str,
+    client_name: &str,
+    scopes: &[String],
+) -> Response {
+    let items: String = scopes
+        .iter()
+        .map(|scope| {
+            format!(
+                "<li>{} <span class=\"scope\">({})</span></li>",
+                escape(label(scope)),
+                escape(scope)
+            )
+        })
+        .collect();
+    let body = format!(
+        "<h1>Allow access?</h1><p><strong>{}</strong> asks for permission to:</p>\
+<ul id=\"scopes\">{items}</ul><p>It acts only where your own role allows, and you can \
+withdraw this access at any time.</p>\
+<form method=\"post\" action=\"/authorize/consent\" id=\"consent\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{}\">{}\
+<button type=\"submit\" name=\"decision\" value=\"approve\" id=\"approve\">Allow</button>\
+<button type=\"submit\" name=\"decision\" value=\"deny\" id=\"deny\">Deny</button></form>",
+        escape(client_name),
+        escape(csrf),
+        hidden_request(request)
+    );
+    render(StatusCode::OK, "Allow access", &body)
+}
+
+pub fn error(status: StatusCode, description: &str) -> Response {
+    let body = format!(
+        "<h1>This request cannot be completed</h1><p id=\"error\">{}</p>\
+<p>Return to the application and start again.</p>",
+        escape(description)
+    );
+    render(status, "Authorization error", &body)
+}
+
+/// Sends the browser back to the client. A page rather than a redirect: the
+/// consent form's `form-action 'self'` policy would block a redirect to
+/// another origin in some browsers.
+pub fn hand_back(url: &str) -> Response {
+    let body = format!(
+        "<meta http-equiv=\"refresh\" content=\"0;url={0}\"><h1>Returning to the \
+application…</h1><p><a id=\"continue\" href=\"{0}\">Continue</a></p>",
+        escape(url)
+    );
+    render(StatusCode::OK, "Returning to the application", &body)
+}
+
+/// A short description of a scope for people.
+pub fn label(scope: &str) -> &'static str {
+    match scope {
+        "openid" => "Confirm who you are",
+        "profile" => "See your name",
+        "offline_access" => "Stay connected when you are away",
+        "businessOrganization.read" => "See your organizations",
+        "location.read" => "See your locations",
+        "storeSettings.read" => "See store settings",
+        "orderSettings.read" => "See order settings",
+        "openingHoursSettings.read" => "See opening hours",
+        "deliverySettings.read" => "See delivery settings",
+        "paymentMethodSettings.read" => "See payment method settings",
+        "settings.read" => "See location settings",
+        "locationStatusSettings.read" => "See whether locations accept orders",
+        "locationStatusSettings.write" => "Pause or resume order taking",
+        "catalog.read" => "See your catalog",
+        "catalog.updateAvailability" => "Mark catalog items sold out or available",
+        "orders.read" => "See orders",
+        "orders.write" => "Change order statuses",
+        "customers.read" => "See customers (contact details masked)",
+        "conversations.read" => "Read customer conversations",
+        "conversations.write" => "Send messages in customer conversations",
+        "analytics.read" => "See analytics",
+        "discounts.read" => "See discounts",
+        "integrations.read" => "See integrations and their health",
+        "ai.read" => "See assistant settings",
+        "loyalty.read" => "See loyalty settings",
+        "referrals.read" => "See referral settings",
+        "notifications.read" => "See notification settings",
+        "admin.organizations.create" => "Create organizations (platform administration)",
+        "admin.locations.create" => "Create locations (platform administration)",
+        _ => "Other access",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_scope_has_a_label_and_text_is_escaped() {
+        for scope in chataigne_common::scopes::all() {
+            assert_ne!(label(scope), "Other access", "{scope}");
+        }
+        assert_eq!(
+            escape("<a href=\"x\">'&"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;"
+        );
+    }
+
+    #[test]
+    fn pages_carry_the_security_headers() {
+        let response = error(StatusCode::BAD_REQUEST, "<script>");
+        let csp = response.headers()[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap();
+        assert_eq!(csp, CSP);
+        assert_eq!(response.headers()[header::X_FRAME_OPTIONS], "DENY");
+    }
+}

@@ -1,0 +1,169 @@
+//! Which client is asking: registered and dynamically registered clients from
+//! the store, Client ID Metadata Documents for `https://` client ids, redirect
+//! URI matching, and client authentication at the token endpoint.
+
+use crate::error::{AuthError, OAuthCode};
+use crate::store::oauth::{ClientKind, ClientRecord};
+
+use super::{OAuthServer, client_metadata, secrets};
+
+/// Longest client id accepted (metadata document URLs included).
+const MAX_CLIENT_ID_LEN: usize = 2048;
+
+/// The client credentials presented at the token or revocation endpoint.
+#[derive(Clone, Default)]
+pub struct ClientCredentials {
+    pub client_id: String,
+    pub secret: Option<String>,
+}
+
+impl std::fmt::Debug for ClientCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientCredentials")
+            .field("client_id", &self.client_id)
+            .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
+            .finish()
+    }
+}
+
+fn invalid_client(description: &str) -> AuthError {
+    AuthError::oauth(OAuthCode::InvalidClient, description)
+}
+
+impl OAuthServer {
+    /// The enabled client named `client_id`: from the store, or fetched from
+    /// its metadata document (and recorded) when the id is such a URL.
+    pub async fn resolve_client(&self, client_id: &str) -> Result<ClientRecord, AuthError> {
+        if client_id.is_empty()
+            || client_id.len() > MAX_CLIENT_ID_LEN
+            || client_id.chars().any(char::is_control)
+        {
+            return Err(invalid_client("unknown client"));
+        }
+        let store = self.core.store();
+        let stored = store.client(client_id).await?;
+        let is_document = client_metadata::is_document_url(client_id, &self.config);
+        let client = match stored {
+            Some(client) if client.origin != "metadata" || self.metadata.is_fresh(client_id) => {
+                client
+            }
+            Some(_) | None if is_document => {
+                let fetched = self.metadata.fetch(client_id).await?;
+                store
+                    .upsert_client(&fetched, crate::model::now_ms())
+                    .await?;
+                store
+                    .client(client_id)
+                    .await?
+                    .ok_or_else(|| invalid_client("unknown client"))?
+            }
+            _ => return Err(invalid_client("unknown client")),
+        };
+        if !client.enabled {
+            return Err(invalid_client("the client is disabled"));
+        }
+        Ok(client)
+    }
+
+    /// Authenticates the client at the token endpoint: confidential and
+    /// service clients by secret (constant-time hash comparison), public
+    /// clients by id alone (PKCE protects their codes).
+    pub async fn authenticate_client(
+        &self,
+        credentials: &ClientCredentials,
+    ) -> Result<ClientRecord, AuthError> {
+        let client = self.resolve_client(&credentials.client_id).await?;
+        match (&client.secret_hash, &credentials.secret) {
+            (Some(stored), Some(secret)) if secrets::matches_hash(secret, stored) => Ok(client),
+            (Some(_), _) => Err(invalid_client("client authentication failed")),
+            (None, Some(_)) => Err(invalid_client(
+                "this client is public: it has no secret to present",
+            )),
+            (None, None) if client.kind == ClientKind::Public => Ok(client),
+            (None, None) => Err(invalid_client("client authentication failed")),
+        }
+    }
+}
+
+/// Whether `requested` is one of the client's redirect URIs: exact string
+/// match, except that a registered loopback IP URI without port matches the
+/// same URI on any port (RFC 8252 §7.3, native apps).
+pub fn redirect_uri_allowed(client: &ClientRecord, requested: &str) -> bool {
+    client
+        .redirect_uris
+        .iter()
+        .any(|registered| registered == requested || loopback_any_port(registered, requested))
+}
+
+fn loopback_any_port(registered: &str, requested: &str) -> bool {
+    let (Ok(registered), Ok(requested)) = (url::Url::parse(registered), url::Url::parse(requested))
+    else {
+        return false;
+    };
+    let loopback_ip = matches!(
+        registered.host(),
+        Some(url::Host::Ipv4(ip)) if ip.is_loopback()
+    ) || matches!(registered.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback());
+    loopback_ip
+        && registered.scheme() == "http"
+        && requested.scheme() == "http"
+        && registered.port().is_none()
+        && registered.host() == requested.host()
+        && registered.path() == requested.path()
+        && registered.query() == requested.query()
+        && requested.fragment().is_none()
+        && requested.username().is_empty()
+        && requested.password().is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(uris: &[&str]) -> ClientRecord {
+        ClientRecord {
+            client_id: "c".into(),
+            name: "c".into(),
+            enabled: true,
+            redirect_uris: uris.iter().map(|u| (*u).to_owned()).collect(),
+            kind: ClientKind::Public,
+            secret_hash: None,
+            allowed_scopes: String::new(),
+            service_user_id: None,
+            origin: "registered".into(),
+        }
+    }
+
+    #[test]
+    fn redirect_uris_match_exactly() {
+        let c = client(&["https://app.example/cb"]);
+        assert!(redirect_uri_allowed(&c, "https://app.example/cb"));
+        for other in [
+            "https://app.example/cb/",
+            "https://app.example/cb?x=1",
+            "https://app.example/cb#f",
+            "https://app.example:444/cb",
+            "https://APP.example/cb",
+            "https://evil.example/cb",
+            "http://app.example/cb",
+        ] {
+            assert!(!redirect_uri_allowed(&c, other), "{other}");
+        }
+    }
+
+    #[test]
+    fn loopback_ip_uris_accept_any_port_only() {
+        let c = client(&["http://127.0.0.1/callback", "http://[::1]/cb"]);
+        assert!(redirect_uri_allowed(&c, "http://127.0.0.1:33418/callback"));
+        assert!(redirect_uri_allowed(&c, "http://[::1]:5000/cb"));
+        for other in [
+            "http://127.0.0.1:33418/other",
+            "http://localhost:33418/callback",
+            "http://127.0.0.1:33418/callback?x=1",
+            "http://user@127.0.0.1:1/callback",
+            "https://127.0.0.1:33418/callback",
+        ] {
+            assert!(!redirect_uri_allowed(&c, other), "{other}");
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The administration commands of the `chataigne-auth-service` binary against
+//! a SQLite database: migrate, register a service client, rotate and list keys,
+//! disable a client, set a user's status; bad input fails with a message.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn run(db: &str, args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_chataigne-auth-service"))
+        .args(args)
+        // Only this configuration: other CHATAIGNE_* variables of the test
+        // environment (client locations, CI flags) are not auth-service fields.
+        .env_clear()
+        .env("CHATAIGNE_DATABASE__URL", db)
+        .output()
+        .expect("binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).to_string(),
+        String::from_utf8_lossy(&output.stderr).to_string(),
+    )
+}
+
+#[test]
+fn the_admin_commands_manage_clients_keys_and_users() {
+    let path = std::env::temp_dir().join(format!(
+        "chataigne-cli-{}.db",
+        uuid::Uuid::new_v4().simple()
+    ));
+    let db = format!("sqlite://{}?mode=rwc", path.display());
+    let (ok, out, err) = run(&db, &["migrate"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("migrations applied"));
+
+    let (ok, out, err) = run(
+        &db,
+        &[
+            "clients",
+            "add",
+            "reporting",
+            "--name",
+            "Reporting",
+            "--kind",
+            "service",
+            "--scope",
+            "orders.read location.read",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("client_id=reporting") && out.contains("service_user_id=svc_reporting"));
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("client_secret=") && l.len() > 40)
+    );
+    assert!(
+        !err.contains(
+            out.lines()
+                .find(|l| l.starts_with("client_secret="))
+                .unwrap()
+        ),
+        "secret never logged"
+    );
+
+    let (ok, _, err) = run(
+        &db,
+        &[
+            "memberships",
+            "add",
+            "svc_reporting",
+            "--organization",
+            "org_x",
+            "--role",
+            "analyst",
+        ],
+    );
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&db, &["clients", "disable", "reporting"]);
+    assert!(ok, "{err}");
+    let (ok, out, _) = run(&db, &["clients", "list"]);
+    assert!(ok && out.contains("reporting\tservice\tdisabled"), "{out}");
+
+    let (ok, out, err) = run(&db, &["keys", "rotate"]);
+    assert!(ok && out.starts_with("kid="), "{err}");
+    let (ok, out, _) = run(&db, &["keys", "list"]);
+    assert!(ok);
+    assert_eq!(
+        out.lines().count(),
+        2,
+        "first key plus the rotated one: {out}"
+    );
+
+    let (ok, _, err) = run(&db, &["users", "set-status", "svc_reporting", "banned"]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&db, &["users", "set-status", "svc_reporting", "sleeping"]);
+    assert!(!ok && !err.is_empty());
+    let (ok, _, _) = run(&db, &["clients", "add", "bad id!", "--name", "x"]);
+    assert!(!ok);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}

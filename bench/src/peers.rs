@@ -1,0 +1,136 @@
+//! The baselines served beside the stack: a bare axum JSON endpoint (the
+//! HTTP ceiling of this machine: it parses the request and answers a fixed
+//! body as large as the full stack's answer) and the Python MCP SDK peer
+//! (bench/python/peer.py) in a virtual environment the benchmark creates.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::header::CONTENT_TYPE;
+use axum::routing::post;
+use tokio::net::TcpListener;
+
+/// Serves `answer` to every JSON POST on `/mcp` on a loopback port; returns
+/// the URL. The server stops when the runtime does.
+pub async fn bare_http(answer: Bytes) -> anyhow::Result<String> {
+    let app = Router::new().route(
+        "/mcp",
+        post(move |axum::Json(request): axum::Json<serde_json::Value>| {
+            let answer = answer.clone();
+            async move {
+                // The request is parsed like any JSON endpoint would; its id is not echoed
+                // so the answer keeps exactly the size of the full stack's.
+                drop(request);
+                ([(CONTENT_TYPE, "application/json")], answer)
+            }
+        }),
+    );
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, app).await {
+            eprintln!("bare HTTP server stopped: {error}");
+        }
+    });
+    Ok(url)
+}
+
+/// The Python peer's virtual environment, created and filled from
+/// `requirements.txt` when missing or outdated.
+pub fn python_venv(python_dir: &Path) -> anyhow::Result<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .context("neither XDG_CACHE_HOME nor HOME is set")?;
+    let venv = cache.join("chataigne").join("bench-venv");
+    let python = venv.join("bin").join("python");
+    let requirements = python_dir.join("requirements.txt");
+    let wanted = std::fs::read_to_string(&requirements)
+        .with_context(|| format!("reading {}", requirements.display()))?;
+    let stamp = venv.join("requirements.installed");
+    if python.exists() && std::fs::read_to_string(&stamp).is_ok_and(|done| done == wanted) {
+        return Ok(python);
+    }
+    eprintln!(
+        "installing the Python peer's packages into {}…",
+        venv.display()
+    );
+    if !python.exists() {
+        let interpreter = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+        let status = std::process::Command::new(interpreter)
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .context("running python3 -m venv")?;
+        anyhow::ensure!(status.success(), "python3 -m venv failed");
+    }
+    let status = std::process::Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(&requirements)
+        .status()
+        .context("running pip")?;
+    anyhow::ensure!(status.success(), "pip install failed");
+    std::fs::write(&stamp, wanted)?;
+    Ok(python)
+}
+
+/// The running Python peer; stopped on drop.
+pub struct PythonPeer {
+    pub url: String,
+    child: Child,
+}
+
+impl Drop for PythonPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `peer.py` on a free loopback port against `database_url` and
+/// waits until it accepts connections.
+pub async fn python_peer(
+    python: &Path,
+    python_dir: &Path,
+    database_url: &str,
+) -> anyhow::Result<PythonPeer> {
+    let port = {
+        let probe = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        probe.local_addr()?.port()
+    };
+    let child = Command::new(python)
+        .arg(python_dir.join("peer.py"))
+        .args(["--port", &port.to_string(), "--database-url", database_url])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("starting the Python peer")?;
+    let peer = PythonPeer {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        child,
+    };
+    let started = Instant::now();
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(30),
+            "the Python peer did not listen within 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(peer)
+}

@@ -1,0 +1,263 @@
+//! What the load generator calls: an MCP `tools/call` POST over a pooled
+//! keep-alive HTTP client (full stack, bare HTTP ceiling, Python peer), or
+//! `ToolCatalog.CallTool` over one gRPC channel with a principal assertion
+//! (the tool-service called directly, as the gateway does).
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::body::Bytes;
+use chataigne_proto::auth::v1::AuthenticateRequest;
+use chataigne_proto::auth::v1::auth_service_client::AuthServiceClient;
+use chataigne_proto::tools::v1::CallToolRequest;
+use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
+use serde_json::{Value, json};
+use tonic::metadata::{AsciiMetadataValue, MetadataValue};
+use tonic::transport::{Channel, Endpoint};
+
+/// The MCP protocol revision the benchmark speaks.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Arguments of one call, given its sequence number (writes need unique
+/// idempotency keys; reads ignore it).
+pub type Arguments = Arc<dyn Fn(u64) -> Value + Send + Sync>;
+
+/// A tool and how to build its arguments.
+#[derive(Clone)]
+pub struct ToolCall {
+    pub name: String,
+    pub arguments: Arguments,
+    /// Whether every call's arguments are the same (bodies are then built once).
+    pub fixed: bool,
+}
+
+impl ToolCall {
+    fn message(&self, n: u64) -> Value {
+        json!({
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "tools/call",
+            "params": {"name": self.name, "arguments": (self.arguments)(n)},
+        })
+    }
+
+    /// The JSON-RPC request body of call `n`.
+    pub fn body(&self, n: u64) -> Bytes {
+        Bytes::from(self.message(n).to_string())
+    }
+}
+
+/// An MCP endpoint reached over HTTP/1.1 keep-alive connections.
+#[derive(Clone)]
+pub struct McpHttp {
+    client: reqwest::Client,
+    url: String,
+    bearer: Option<String>,
+    call: ToolCall,
+    fixed_body: Option<Bytes>,
+}
+
+/// A client pooling up to `connections` keep-alive connections per host.
+pub fn http_client(connections: usize) -> anyhow::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(connections)
+        .pool_idle_timeout(Duration::from_secs(90))
+        .tcp_nodelay(true)
+        .timeout(Duration::from_secs(30))
+        .no_proxy()
+        .build()
+        .context("building the HTTP client")
+}
+
+impl McpHttp {
+    pub fn new(
+        client: reqwest::Client,
+        url: &str,
+        bearer: Option<&str>,
+        call: ToolCall,
+    ) -> McpHttp {
+        let fixed_body = call.fixed.then(|| call.body(1));
+        McpHttp {
+            client,
+            url: url.to_owned(),
+            bearer: bearer.map(|token| format!("Bearer {token}")),
+            call,
+            fixed_body,
+        }
+    }
+
+    async fn send(&self, n: u64) -> reqwest::Result<reqwest::Response> {
+        let body = match &self.fixed_body {
+            Some(body) => body.clone(),
+            None => self.call.body(n),
+        };
+        let mut request = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", PROTOCOL_VERSION)
+            .body(body);
+        if let Some(bearer) = &self.bearer {
+            request = request.header("authorization", bearer);
+        }
+        request.send().await
+    }
+
+    /// One call; true when it is a successful tool result.
+    pub async fn call(&self, n: u64) -> bool {
+        match self.send(n).await {
+            Ok(response) if response.status().is_success() => match response.bytes().await {
+                Ok(body) => successful_result(&body),
+                Err(_) => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// One call, returning the whole response body (for checks and sizes).
+    pub async fn probe(&self) -> anyhow::Result<Bytes> {
+        let response = self.send(0).await.context("sending a probe request")?;
+        let status = response.status();
+        let body = response.bytes().await.context("reading the probe answer")?;
+        anyhow::ensure!(
+            status.is_success() && successful_result(&body),
+            "{} answered {status}: {}",
+            self.url,
+            String::from_utf8_lossy(&body[..body.len().min(400)])
+        );
+        Ok(body)
+    }
+}
+
+/// Whether an MCP response body is a successful `tools/call` result (not a
+/// JSON-RPC error, not an `isError` result), without parsing it.
+pub fn successful_result(body: &[u8]) -> bool {
+    let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+    has(b"\"result\"") && !has(b"\"isError\":true") && !has(b"\"isError\": true")
+}
+
+/// The tool-service's `ToolCatalog` called directly with a principal
+/// assertion, over one channel like the gateway's.
+#[derive(Clone)]
+pub struct DirectGrpc {
+    client: ToolCatalogClient<Channel>,
+    assertion: Arc<RwLock<AsciiMetadataValue>>,
+    call: ToolCall,
+    fixed_arguments: Option<String>,
+}
+
+/// Exchanges `token` for a principal assertion, as the gateway does.
+pub async fn assertion_for(
+    auth: &mut AuthServiceClient<Channel>,
+    token: &str,
+    resource: &str,
+) -> anyhow::Result<AsciiMetadataValue> {
+    let response = auth
+        .authenticate(AuthenticateRequest {
+            access_token: token.to_owned(),
+            resource: resource.to_owned(),
+        })
+        .await
+        .context("AuthService.Authenticate")?
+        .into_inner();
+    MetadataValue::try_from(format!("Bearer {}", response.assertion))
+        .context("assertion is not a metadata value")
+}
+
+fn channel(url: &str) -> anyhow::Result<Channel> {
+    Ok(Endpoint::from_shared(url.to_owned())?
+        .tcp_nodelay(true)
+        .connect_timeout(Duration::from_secs(3))
+        .connect_lazy())
+}
+
+impl DirectGrpc {
+    /// Connects to both services and keeps the assertion fresh (assertions
+    /// live two minutes) until the returned task is aborted.
+    pub async fn connect(
+        tools_url: &str,
+        auth_url: &str,
+        token: &str,
+        resource: &str,
+        call: ToolCall,
+    ) -> anyhow::Result<(DirectGrpc, tokio::task::JoinHandle<()>)> {
+        let mut auth = AuthServiceClient::new(channel(auth_url)?);
+        let assertion = Arc::new(RwLock::new(
+            assertion_for(&mut auth, token, resource).await?,
+        ));
+        let refreshed = assertion.clone();
+        let (token, resource) = (token.to_owned(), resource.to_owned());
+        let refresher = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(45)).await;
+                if let Ok(fresh) = assertion_for(&mut auth, &token, &resource).await
+                    && let Ok(mut current) = refreshed.write()
+                {
+                    *current = fresh;
+                }
+            }
+        });
+        let fixed_arguments = call.fixed.then(|| (call.arguments)(0).to_string());
+        Ok((
+            DirectGrpc {
+                client: ToolCatalogClient::new(channel(tools_url)?),
+                assertion,
+                call,
+                fixed_arguments,
+            },
+            refresher,
+        ))
+    }
+
+    async fn send(&self, n: u64) -> Result<String, tonic::Status> {
+        let arguments_json = match &self.fixed_arguments {
+            Some(arguments) => arguments.clone(),
+            None => (self.call.arguments)(n).to_string(),
+        };
+        let mut request = tonic::Request::new(CallToolRequest {
+            name: self.call.name.clone(),
+            arguments_json,
+            request_id: format!("bench-{n}"),
+            locale: String::new(),
+        });
+        let assertion = match self.assertion.read() {
+            Ok(value) => value.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        request.metadata_mut().insert("authorization", assertion);
+        request.set_timeout(Duration::from_secs(15));
+        let response = self.client.clone().call_tool(request).await?;
+        Ok(response.into_inner().data_json)
+    }
+
+    pub async fn call(&self, n: u64) -> bool {
+        self.send(n).await.is_ok()
+    }
+
+    /// One call; the `data` JSON on success.
+    pub async fn probe(&self) -> anyhow::Result<String> {
+        self.send(0)
+            .await
+            .map_err(|status| anyhow::anyhow!("CallTool failed: {status:?}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_errors_and_error_results_are_told_apart() {
+        assert!(successful_result(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"isError":false}}"#
+        ));
+        assert!(!successful_result(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"isError":true}}"#
+        ));
+        assert!(!successful_result(
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602}}"#
+        ));
+    }
+}

@@ -1,0 +1,210 @@
+//! Shared-store helpers of the cross-service tests: the gateway configured
+//! on the real Redis under a key prefix of its own (tests run in parallel
+//! against one server), and direct access to that Redis.
+
+use std::time::Duration;
+
+use chataigne::StackConfig;
+use secrecy::SecretString;
+
+pub use chataigne_common::testing::redis_url;
+
+/// A fresh key prefix for one test.
+pub fn prefix() -> String {
+    format!("t{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Points the gateway of `config` at Redis `url` under `prefix`.
+pub fn use_redis(config: &mut StackConfig, url: &str, prefix: &str) {
+    config.gateway.redis.url = Some(SecretString::from(url.to_owned()));
+    config.gateway.redis.key_prefix = prefix.to_owned();
+    config.gateway.idempotency.secret = Some(SecretString::from(format!(
+        "{prefix}-gateway-secret-0123456789abcdef"
+    )));
+    config.tools.idempotency.secret = Some(SecretString::from(format!(
+        "{prefix}-tools-secret-0123456789abcdef"
+    )));
+}
+
+/// A connection to the test Redis; panics when it is unreachable (tests on
+/// Redis are not skipped).
+pub async fn redis() -> redis::aio::MultiplexedConnection {
+    let client = redis::Client::open(redis_url()).expect("redis url");
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        client.get_multiplexed_async_connection(),
+    )
+    .await
+    .expect("redis answers in time")
+    .expect("redis reachable at the test URL")
+}
+
+/// Deletes every key under `prefix:kind:`; returns how many.
+pub async fn delete_keys(prefix: &str, kind: &str) -> usize {
+    let mut connection = redis().await;
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}:{kind}:*"))
+        .query_async(&mut connection)
+        .await
+        .expect("KEYS");
+    for key in &keys {
+        let _: i64 = redis::cmd("DEL")
+            .arg(key)
+            .query_async(&mut connection)
+            .await
+            .expect("DEL");
+    }
+    keys.len()
+}
+
+/// `host:port` of a `redis://host:port` URL.
+pub fn redis_authority() -> String {
+    redis_url()
+        .trim_start_matches("redis://")
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+/// A Postgres sandbox whose gateway uses the real Redis under `prefix`, after
+/// `adjust`; with the tool-service database URL. `None` only outside CI when
+/// Postgres is unreachable.
+pub async fn sandbox_on_redis(
+    prefix: &str,
+    adjust: impl FnOnce(&mut StackConfig),
+) -> Option<(crate::Sandbox, String)> {
+    let mut tools_url = String::new();
+    let sandbox = crate::Sandbox::start_with(crate::Backend::Postgres, |config| {
+        use_redis(config, &redis_url(), prefix);
+        // Seeding on a busy machine may take long; per-call bounds are shorter.
+        config.tools.database.statement_timeout_ms = 180_000;
+        adjust(config);
+        tools_url = secrecy::ExposeSecret::expose_secret(&config.tools.database.url).to_owned();
+    })
+    .await?;
+    Some((sandbox, tools_url))
+}
+
+/// One integer from `sql` (a `COUNT(*)` or similar) on database `url`.
+pub async fn scalar(url: &str, sql: &str, bind: &str) -> i64 {
+    let pool = sqlx::PgPool::connect(url).await.expect("tools database");
+    let value: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
+        .bind(bind.to_owned())
+        .fetch_one(&pool)
+        .await
+        .expect("scalar query");
+    pool.close().await;
+    value
+}
+
+/// The first conversation of `organization_id` in database `url`.
+pub async fn first_conversation(url: &str, organization_id: &str) -> String {
+    let pool = sqlx::PgPool::connect(url).await.expect("tools database");
+    let id: String = sqlx::query_scalar(
+        "SELECT id FROM conversations WHERE organization_id = $1 ORDER BY id LIMIT 1",
+    )
+    .bind(organization_id)
+    .fetch_one(&pool)
+    .await
+    .expect("a seeded conversation");
+    pool.close().await;
+    id
+}
+
+/// Customer messages written by staff in conversation `id`.
+pub async fn staff_messages(url: &str, id: &str) -> i64 {
+    scalar(
+        url,
+        "SELECT COUNT(*) FROM conversation_messages WHERE conversation_id = $1 AND sender = 'staff'",
+        id,
+    )
+    .await
+}
+
+/// The envelope error code of a `tools/call` result, if it failed.
+pub fn error_code(result: &serde_json::Value) -> Option<String> {
+    (result["isError"] == true).then(|| {
+        result["structuredContent"]["data"]["error"]["code"]
+            .as_str()
+            .unwrap_or("?")
+            .to_owned()
+    })
+}
+
+/// `meta.replayed` of a successful result.
+pub fn replayed(result: &serde_json::Value) -> bool {
+    result["structuredContent"]["meta"]["replayed"] == true
+}
+
+/// A second gateway in front of the same backends as `stack` (same canonical
+/// URL, so the same tokens), after `adjust`. Returns its MCP URL and the
+/// token that stops it.
+pub async fn extra_gateway(
+    stack: &chataigne::Stack,
+    adjust: impl FnOnce(&mut chataigne_gateway::Config),
+) -> (String, tokio_util::sync::CancellationToken) {
+    let mut config = chataigne_gateway::Config {
+        allowlist: chataigne_gateway::Allowlist::loopback(),
+        public_url: Some(stack.gateway_url.clone()),
+        auth_service_url: stack.auth_grpc_url.clone(),
+        tool_service_url: stack.tools_grpc_url.clone(),
+        authorization_server: Some(stack.auth_http_url.clone()),
+        ..chataigne_gateway::Config::default()
+    };
+    adjust(&mut config);
+    let public = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let internal = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp/v1", public.local_addr().expect("addr"));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let signal = stop.clone();
+    tokio::spawn(async move {
+        let listeners = chataigne_gateway::Listeners { public, internal };
+        chataigne_gateway::run(config, listeners, async move { signal.cancelled().await })
+            .await
+            .expect("extra gateway runs");
+    });
+    (url, stop)
+}
+
+/// `tools/call` on the MCP endpoint `url`; returns the HTTP status and body.
+pub async fn call_at(
+    url: &str,
+    token: &str,
+    name: &str,
+    arguments: serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let response = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                   "params": {"name": name, "arguments": arguments}}),
+        )
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .expect("gateway reachable");
+    let status = response.status().as_u16();
+    (
+        status,
+        response.json().await.unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// `host:port` of the test PostgreSQL server.
+pub fn postgres_authority() -> String {
+    let url = chataigne_common::testing::postgres_admin_url();
+    url.trim_start_matches("postgres://")
+        .trim_start_matches("postgresql://")
+        .rsplit_once('@')
+        .map_or(url.as_str(), |(_, rest)| rest)
+        .split('/')
+        .next()
+        .unwrap_or("127.0.0.1:5432")
+        .to_owned()
+}

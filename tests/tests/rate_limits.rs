@@ -1,0 +1,99 @@
+//! Rate limits on the real Redis: exact across two gateway replicas sharing
+//! it, with a retry hint, and the pre-authentication per-address limit.
+
+use chataigne_tests::demo::USER_MANAGER;
+use chataigne_tests::stores::{
+    call_at, error_code, extra_gateway, prefix, redis_url, sandbox_on_redis,
+};
+use secrecy::SecretString;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_are_exact_across_two_gateways_sharing_redis() {
+    let prefix = prefix();
+    let Some((sandbox, _db)) = sandbox_on_redis(&prefix, |config| {
+        config.gateway.rate_limits.reads_per_minute = 10;
+    })
+    .await
+    else {
+        return;
+    };
+    let gateway_config = |config: &mut chataigne_gateway::Config| {
+        config.redis.url = Some(SecretString::from(redis_url()));
+        config.redis.key_prefix = prefix.clone();
+        config.idempotency.secret = Some(SecretString::from(format!(
+            "{prefix}-gateway-secret-0123456789abcdef"
+        )));
+        config.rate_limits.reads_per_minute = 10;
+    };
+    let (second, stop) = extra_gateway(&sandbox.stack, gateway_config).await;
+    let token = sandbox.token(USER_MANAGER).await;
+    let mut passed = 0;
+    let mut limited = 0;
+    for i in 0..20 {
+        let url = if i % 2 == 0 {
+            sandbox.mcp_url.as_str()
+        } else {
+            second.as_str()
+        };
+        let (status, body) = call_at(url, &token, "chataigne_organizations_list", json!({})).await;
+        assert_eq!(status, 200, "{body}");
+        match error_code(&body["result"]).as_deref() {
+            None => passed += 1,
+            Some("MCP_RATE_LIMITED") => {
+                let error = &body["result"]["structuredContent"]["data"]["error"];
+                assert_eq!(error["category"], "rate_limit");
+                assert!(
+                    error["retry_after_ms"]
+                        .as_u64()
+                        .is_some_and(|ms| ms > 0 && ms <= 6_000),
+                    "{error}"
+                );
+                limited += 1;
+            }
+            Some(other) => panic!("unexpected {other}: {body}"),
+        }
+    }
+    assert_eq!((passed, limited), (10, 10));
+    // Another tool has its own budget.
+    let (_, body) = call_at(
+        &second,
+        &token,
+        "chataigne_locations_list",
+        json!({"organization_id": chataigne_tests::demo::ORG_BISTRO}),
+    )
+    .await;
+    assert_eq!(error_code(&body["result"]), None, "{body}");
+    stop.cancel();
+    sandbox.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_address_limit_refuses_before_authentication() {
+    let prefix = prefix();
+    let Some((sandbox, _db)) = sandbox_on_redis(&prefix, |config| {
+        config.gateway.rate_limits.per_ip_per_minute = 5;
+    })
+    .await
+    else {
+        return;
+    };
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        // No token at all: refused for the address before the token is read.
+        let (status, body) = call_at(
+            &sandbox.mcp_url,
+            "",
+            "chataigne_organizations_list",
+            json!({}),
+        )
+        .await;
+        if status == 429 {
+            assert_eq!(body["error"]["data"]["code"], "MCP_RATE_LIMITED", "{body}");
+            assert!(body["error"]["data"]["retry_after_ms"].as_u64().unwrap() > 0);
+        }
+        statuses.push(status);
+    }
+    assert_eq!(statuses, [401, 401, 401, 401, 401, 429, 429, 429]);
+    sandbox.shutdown().await;
+}

@@ -1,0 +1,323 @@
+//! Analytics over a location's pre-aggregated daily metrics: the metric and
+//! bucket vocabularies, the date-range rules (at most 366 days), bucket starts
+//! in the location's calendar, and metric values derived from summed counters.
+
+use chrono::{Datelike, Days, Months, NaiveDate};
+use serde::{Deserialize, Serialize};
+
+use super::{DomainError, Money};
+
+/// At most this many metrics per query (seed 001).
+pub const MAX_METRICS: usize = 8;
+/// At most this many days, both ends included, per query (seed 001).
+pub const MAX_RANGE_DAYS: i64 = 366;
+
+/// A metric of the analytics query: orders_count (orders placed and not
+/// cancelled), revenue (sum of their totals, money), average_order_value
+/// (revenue / orders_count, money), cancelled_count, completed_count (orders),
+/// items_sold (units on the lines of orders not cancelled), new_customers
+/// (customers whose first order at the location falls in the bucket),
+/// delivery_share and pickup_share (percent of orders not cancelled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    OrdersCount,
+    Revenue,
+    AverageOrderValue,
+    CancelledCount,
+    CompletedCount,
+    ItemsSold,
+    NewCustomers,
+    DeliveryShare,
+    PickupShare,
+}
+
+/// The width of a result bucket in the location's calendar: a day, an ISO
+/// week (Monday to Sunday) or a calendar month.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Bucket {
+    Day,
+    Week,
+    Month,
+}
+
+impl Bucket {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bucket::Day => "day",
+            Bucket::Week => "week",
+            Bucket::Month => "month",
+        }
+    }
+
+    /// First day of the bucket containing `date`.
+    pub fn start_of(self, date: NaiveDate) -> NaiveDate {
+        match self {
+            Bucket::Day => date,
+            Bucket::Week => date - Days::new(u64::from(date.weekday().num_days_from_monday())),
+            Bucket::Month => date.with_day(1).unwrap_or(date),
+        }
+    }
+
+    fn next(self, start: NaiveDate) -> Option<NaiveDate> {
+        match self {
+            Bucket::Day => start.checked_add_days(Days::new(1)),
+            Bucket::Week => start.checked_add_days(Days::new(7)),
+            Bucket::Month => start.checked_add_months(Months::new(1)),
+        }
+    }
+
+    /// Starts of every bucket overlapping `from..=to`, oldest first.
+    pub fn starts(self, from: NaiveDate, to: NaiveDate) -> Vec<NaiveDate> {
+        let mut starts = Vec::new();
+        let mut current = Some(self.start_of(from));
+        while let Some(start) = current.filter(|s| *s <= to) {
+            starts.push(start);
+            current = self.next(start);
+        }
+        starts
+    }
+}
+
+/// A validated date range, both ends included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DateRange {
+    pub from: NaiveDate,
+    pub to: NaiveDate,
+}
+
+impl DateRange {
+    /// Parses ISO 8601 dates and checks order and length.
+    pub fn parse(from: &str, to: &str) -> Result<DateRange, DomainError> {
+        let parse = |field: &str, value: &str| {
+            // Exactly YYYY-MM-DD: chrono alone would also take "2026-3-1".
+            let strict =
+                value.len() == 10 && value.as_bytes()[4] == b'-' && value.as_bytes()[7] == b'-';
+            strict
+                .then(|| NaiveDate::parse_from_str(value, "%Y-%m-%d").ok())
+                .flatten()
+                .ok_or_else(|| {
+                    DomainError::invalid(field, "expected an ISO 8601 date, e.g. 2026-03-01")
+                })
+        };
+        let range = DateRange {
+            from: parse("date_from", from)?,
+            to: parse("date_to", to)?,
+        };
+        if range.to < range.from {
+            return Err(DomainError::invalid(
+                "date_to",
+                "must not be before date_from",
+            ));
+        }
+        if range.days() > MAX_RANGE_DAYS {
+            return Err(DomainError::invalid(
+                "date_to",
+                format!("the range covers at most {MAX_RANGE_DAYS} days"),
+            ));
+        }
+        Ok(range)
+    }
+
+    /// Days in the range, both ends included.
+    pub fn days(&self) -> i64 {
+        (self.to - self.from).num_days() + 1
+    }
+}
+
+/// Checks the metric list: 1 to 8 metrics, each once.
+pub fn check_metrics(metrics: &[Metric]) -> Result<(), DomainError> {
+    if metrics.is_empty() || metrics.len() > MAX_METRICS {
+        return Err(DomainError::invalid(
+            "metrics",
+            format!("between 1 and {MAX_METRICS} metrics"),
+        ));
+    }
+    for (i, metric) in metrics.iter().enumerate() {
+        if metrics[..i].contains(metric) {
+            return Err(DomainError::invalid("metrics", "each metric at most once"));
+        }
+    }
+    Ok(())
+}
+
+/// Counters summed over a bucket, as the daily rollup stores them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MetricSums {
+    pub orders_count: i64,
+    pub cancelled_count: i64,
+    pub completed_count: i64,
+    pub revenue_minor: i64,
+    pub items_sold: i64,
+    pub new_customers: i64,
+    pub delivery_count: i64,
+    pub pickup_count: i64,
+}
+
+impl std::ops::AddAssign for MetricSums {
+    fn add_assign(&mut self, other: MetricSums) {
+        self.orders_count += other.orders_count;
+        self.cancelled_count += other.cancelled_count;
+        self.completed_count += other.completed_count;
+        self.revenue_minor += other.revenue_minor;
+        self.items_sold += other.items_sold;
+        self.new_customers += other.new_customers;
+        self.delivery_count += other.delivery_count;
+        self.pickup_count += other.pickup_count;
+    }
+}
+
+/// The requested metrics of one bucket; metrics not requested are absent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct MetricValues {
+    /// Orders placed and not cancelled, a count of orders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orders_count: Option<u64>,
+    /// Sum of the totals of orders not cancelled, in the location's currency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revenue: Option<Money>,
+    /// Revenue divided by orders_count, rounded to the minor unit; zero without orders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub average_order_value: Option<Money>,
+    /// Orders cancelled, a count of orders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cancelled_count: Option<u64>,
+    /// Orders now completed, a count of orders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_count: Option<u64>,
+    /// Units on the lines of orders not cancelled, a count of items.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items_sold: Option<u64>,
+    /// Customers whose first order at the location falls in the bucket, a count of customers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_customers: Option<u64>,
+    /// Delivery orders among orders not cancelled, percent from 0 to 100 with one decimal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery_share_percent: Option<f64>,
+    /// Pickup orders among orders not cancelled, percent from 0 to 100 with one decimal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pickup_share_percent: Option<f64>,
+}
+
+impl MetricValues {
+    /// The values of `metrics` from `sums`, money in `currency` for `locale`.
+    pub fn from_sums(
+        metrics: &[Metric],
+        sums: &MetricSums,
+        currency: &str,
+        locale: &str,
+    ) -> MetricValues {
+        let count = |n: i64| Some(u64::try_from(n).unwrap_or(0));
+        let share = |part: i64| {
+            let percent = if sums.orders_count > 0 {
+                part as f64 * 100.0 / sums.orders_count as f64
+            } else {
+                0.0
+            };
+            Some((percent * 10.0).round() / 10.0)
+        };
+        let mut values = MetricValues::default();
+        for metric in metrics {
+            match metric {
+                Metric::OrdersCount => values.orders_count = count(sums.orders_count),
+                Metric::Revenue => {
+                    values.revenue = Some(Money::new(sums.revenue_minor, currency, locale));
+                }
+                Metric::AverageOrderValue => {
+                    let average = if sums.orders_count > 0 {
+                        (sums.revenue_minor as f64 / sums.orders_count as f64).round() as i64
+                    } else {
+                        0
+                    };
+                    values.average_order_value = Some(Money::new(average, currency, locale));
+                }
+                Metric::CancelledCount => values.cancelled_count = count(sums.cancelled_count),
+                Metric::CompletedCount => values.completed_count = count(sums.completed_count),
+                Metric::ItemsSold => values.items_sold = count(sums.items_sold),
+                Metric::NewCustomers => values.new_customers = count(sums.new_customers),
+                Metric::DeliveryShare => values.delivery_share_percent = share(sums.delivery_count),
+                Metric::PickupShare => values.pickup_share_percent = share(sums.pickup_count),
+            }
+        }
+        values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn date(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    #[test]
+    fn ranges_are_bounded_to_366_days() {
+        assert_eq!(
+            DateRange::parse("2024-01-01", "2024-12-31").unwrap().days(),
+            366
+        );
+        assert!(DateRange::parse("2025-01-01", "2026-01-02").is_err());
+        assert!(DateRange::parse("2025-01-02", "2025-01-01").is_err());
+        assert!(DateRange::parse("2025-1-2", "2025-01-03").is_err());
+    }
+
+    #[test]
+    fn metrics_are_one_to_eight_distinct() {
+        assert!(check_metrics(&[]).is_err());
+        assert!(check_metrics(&[Metric::Revenue, Metric::Revenue]).is_err());
+        assert!(check_metrics(&[Metric::Revenue, Metric::OrdersCount]).is_ok());
+    }
+
+    #[test]
+    fn buckets_start_on_mondays_and_firsts() {
+        // 2026-03-04 is a Wednesday.
+        assert_eq!(
+            Bucket::Week.start_of(date("2026-03-04")),
+            date("2026-03-02")
+        );
+        assert_eq!(
+            Bucket::Month.start_of(date("2026-03-04")),
+            date("2026-03-01")
+        );
+        let weeks = Bucket::Week.starts(date("2026-03-04"), date("2026-03-16"));
+        assert_eq!(
+            weeks,
+            vec![date("2026-03-02"), date("2026-03-09"), date("2026-03-16")]
+        );
+        assert_eq!(
+            Bucket::Month
+                .starts(date("2026-01-31"), date("2026-03-01"))
+                .len(),
+            3
+        );
+    }
+
+    #[test]
+    fn derived_values_handle_empty_buckets() {
+        let sums = MetricSums {
+            orders_count: 3,
+            revenue_minor: 1000,
+            delivery_count: 1,
+            ..MetricSums::default()
+        };
+        let values = MetricValues::from_sums(
+            &[Metric::AverageOrderValue, Metric::DeliveryShare],
+            &sums,
+            "EUR",
+            "fr",
+        );
+        assert_eq!(values.average_order_value.unwrap().amount_minor, 333);
+        assert_eq!(values.delivery_share_percent, Some(33.3));
+        assert!(values.revenue.is_none());
+        let empty = MetricValues::from_sums(
+            &[Metric::AverageOrderValue, Metric::PickupShare],
+            &MetricSums::default(),
+            "EUR",
+            "en",
+        );
+        assert_eq!(empty.average_order_value.unwrap().amount_minor, 0);
+        assert_eq!(empty.pickup_share_percent, Some(0.0));
+    }
+}

@@ -1,0 +1,122 @@
+//! `Analytics`: the typed analytics query for internal callers, running the
+//! same tool as `chataigne_analytics_query`.
+
+use chataigne_proto::tools::v1 as pb;
+use tonic::{Request, Response, Status};
+
+use super::activity_convert::{context, money, required};
+use super::status::to_status;
+use crate::access::Access;
+use crate::domain::{Bucket, DomainError, Metric, MetricValues};
+use crate::store::Store;
+use crate::tools::analytics_query::AnalyticsQueryInput;
+use crate::tools::{ToolKind, Tools};
+
+pub struct AnalyticsService<S, A> {
+    tools: Tools<S, A>,
+}
+
+impl<S, A> AnalyticsService<S, A> {
+    pub fn new(tools: Tools<S, A>) -> Self {
+        AnalyticsService { tools }
+    }
+}
+
+fn read_error(error: DomainError) -> Status {
+    // Deadlines of analytics are reads: a late answer changed nothing.
+    to_status(error, ToolKind::Read)
+}
+
+fn metric_from_pb(value: i32) -> Result<Metric, DomainError> {
+    use pb::AnalyticsMetric as P;
+    match P::try_from(value) {
+        Ok(P::OrdersCount) => Ok(Metric::OrdersCount),
+        Ok(P::Revenue) => Ok(Metric::Revenue),
+        Ok(P::AverageOrderValue) => Ok(Metric::AverageOrderValue),
+        Ok(P::CancelledCount) => Ok(Metric::CancelledCount),
+        Ok(P::CompletedCount) => Ok(Metric::CompletedCount),
+        Ok(P::ItemsSold) => Ok(Metric::ItemsSold),
+        Ok(P::NewCustomers) => Ok(Metric::NewCustomers),
+        Ok(P::DeliveryShare) => Ok(Metric::DeliveryShare),
+        Ok(P::PickupShare) => Ok(Metric::PickupShare),
+        Ok(P::Unspecified) | Err(_) => Err(DomainError::invalid("metrics", "unknown metric")),
+    }
+}
+
+fn bucket_from_pb(value: i32) -> Result<Option<Bucket>, DomainError> {
+    use pb::AnalyticsBucket as P;
+    match P::try_from(value) {
+        Ok(P::Unspecified) => Ok(None),
+        Ok(P::Day) => Ok(Some(Bucket::Day)),
+        Ok(P::Week) => Ok(Some(Bucket::Week)),
+        Ok(P::Month) => Ok(Some(Bucket::Month)),
+        Err(_) => Err(DomainError::invalid("bucket", "unknown bucket")),
+    }
+}
+
+fn bucket_to_pb(bucket: Bucket) -> pb::AnalyticsBucket {
+    match bucket {
+        Bucket::Day => pb::AnalyticsBucket::Day,
+        Bucket::Week => pb::AnalyticsBucket::Week,
+        Bucket::Month => pb::AnalyticsBucket::Month,
+    }
+}
+
+fn values(values: MetricValues) -> pb::AnalyticsValues {
+    pb::AnalyticsValues {
+        orders_count: values.orders_count,
+        revenue: values.revenue.map(money),
+        average_order_value: values.average_order_value.map(money),
+        cancelled_count: values.cancelled_count,
+        completed_count: values.completed_count,
+        items_sold: values.items_sold,
+        new_customers: values.new_customers,
+        delivery_share_percent: values.delivery_share_percent,
+        pickup_share_percent: values.pickup_share_percent,
+    }
+}
+
+#[tonic::async_trait]
+impl<S: Store, A: Access> pb::analytics_server::Analytics for AnalyticsService<S, A> {
+    async fn query_analytics(
+        &self,
+        request: Request<pb::QueryAnalyticsRequest>,
+    ) -> Result<Response<pb::QueryAnalyticsResponse>, Status> {
+        let ctx = context(&request, &request.get_ref().locale)?;
+        let request = request.into_inner();
+        let input = AnalyticsQueryInput {
+            location_id: required("location_id", request.location_id).map_err(read_error)?,
+            metrics: request
+                .metrics
+                .iter()
+                .map(|&m| metric_from_pb(m))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(read_error)?,
+            date_from: required("date_from", request.date_from).map_err(read_error)?,
+            date_to: required("date_to", request.date_to).map_err(read_error)?,
+            bucket: bucket_from_pb(request.bucket).map_err(read_error)?,
+        };
+        let output = self
+            .tools
+            .analytics_query(input, &ctx)
+            .await
+            .map_err(read_error)?;
+        let data = output.data;
+        Ok(Response::new(pb::QueryAnalyticsResponse {
+            location_id: data.location_id,
+            location_name: data.location_name,
+            timezone: data.timezone,
+            currency: data.currency,
+            bucket: bucket_to_pb(data.bucket) as i32,
+            buckets: data
+                .buckets
+                .into_iter()
+                .map(|b| pb::AnalyticsBucketValues {
+                    start: b.start,
+                    values: Some(values(b.values)),
+                })
+                .collect(),
+            totals: Some(values(data.totals)),
+        }))
+    }
+}

@@ -1,0 +1,164 @@
+//! `Conversations`: typed conversation reads for internal callers, running
+//! the same tools as `chataigne_conversations_list` and
+//! `chataigne_conversation_get`.
+
+use chataigne_proto::tools::v1 as pb;
+use tonic::{Request, Response, Status};
+
+use super::activity_convert::{context, non_empty, page, required};
+use super::status::to_status;
+use crate::access::Access;
+use crate::domain::{
+    ConversationChannel, ConversationStatus, ConversationSummary, DomainError, SenderKind,
+    TranscriptMessage,
+};
+use crate::store::Store;
+use crate::tools::conversation_get::ConversationGetInput;
+use crate::tools::conversations_list::ConversationsListInput;
+use crate::tools::{ToolKind, Tools};
+
+pub struct ConversationsService<S, A> {
+    tools: Tools<S, A>,
+}
+
+impl<S, A> ConversationsService<S, A> {
+    pub fn new(tools: Tools<S, A>) -> Self {
+        ConversationsService { tools }
+    }
+}
+
+fn read_error(error: DomainError) -> Status {
+    to_status(error, ToolKind::Read)
+}
+
+fn status_from_pb(value: i32) -> Result<Option<ConversationStatus>, DomainError> {
+    use pb::ConversationThreadStatus as P;
+    match P::try_from(value) {
+        Ok(P::Unspecified) => Ok(None),
+        Ok(P::Open) => Ok(Some(ConversationStatus::Open)),
+        Ok(P::Waiting) => Ok(Some(ConversationStatus::Waiting)),
+        Ok(P::Closed) => Ok(Some(ConversationStatus::Closed)),
+        Err(_) => Err(DomainError::invalid("status", "unknown status")),
+    }
+}
+
+fn status_to_pb(status: ConversationStatus) -> pb::ConversationThreadStatus {
+    use pb::ConversationThreadStatus as P;
+    match status {
+        ConversationStatus::Open => P::Open,
+        ConversationStatus::Waiting => P::Waiting,
+        ConversationStatus::Closed => P::Closed,
+    }
+}
+
+fn channel_from_pb(value: i32) -> Result<Option<ConversationChannel>, DomainError> {
+    use pb::ConversationThreadChannel as P;
+    match P::try_from(value) {
+        Ok(P::Unspecified) => Ok(None),
+        Ok(P::Sms) => Ok(Some(ConversationChannel::Sms)),
+        Ok(P::Whatsapp) => Ok(Some(ConversationChannel::Whatsapp)),
+        Ok(P::WebChat) => Ok(Some(ConversationChannel::WebChat)),
+        Ok(P::Email) => Ok(Some(ConversationChannel::Email)),
+        Err(_) => Err(DomainError::invalid("channel", "unknown channel")),
+    }
+}
+
+fn channel_to_pb(channel: ConversationChannel) -> pb::ConversationThreadChannel {
+    use pb::ConversationThreadChannel as P;
+    match channel {
+        ConversationChannel::Sms => P::Sms,
+        ConversationChannel::Whatsapp => P::Whatsapp,
+        ConversationChannel::WebChat => P::WebChat,
+        ConversationChannel::Email => P::Email,
+    }
+}
+
+fn sender_to_pb(sender: Option<SenderKind>) -> pb::ConversationSenderKind {
+    use pb::ConversationSenderKind as P;
+    match sender {
+        None => P::Unspecified,
+        Some(SenderKind::Customer) => P::Customer,
+        Some(SenderKind::Staff) => P::Staff,
+        Some(SenderKind::Assistant) => P::Assistant,
+        Some(SenderKind::Instruction) => P::Instruction,
+    }
+}
+
+fn summary(conversation: ConversationSummary) -> pb::ConversationSummary {
+    pb::ConversationSummary {
+        id: conversation.id,
+        location_id: conversation.location_id,
+        location_name: conversation.location_name,
+        customer_id: conversation.customer_id,
+        customer_name: conversation.customer_name,
+        channel: channel_to_pb(conversation.channel) as i32,
+        status: status_to_pb(conversation.status) as i32,
+        message_count: conversation.message_count,
+        last_message_preview: conversation.last_message_preview,
+        last_message_sender: sender_to_pb(conversation.last_message_sender) as i32,
+        created_at: conversation.created_at,
+        last_message_at: conversation.last_message_at,
+    }
+}
+
+fn message(message: TranscriptMessage) -> pb::ConversationTranscriptMessage {
+    pb::ConversationTranscriptMessage {
+        id: message.id,
+        sender: sender_to_pb(Some(message.sender)) as i32,
+        body: message.body,
+        created_at: message.created_at,
+    }
+}
+
+#[tonic::async_trait]
+impl<S: Store, A: Access> pb::conversations_server::Conversations for ConversationsService<S, A> {
+    async fn list_conversations(
+        &self,
+        request: Request<pb::ListConversationsRequest>,
+    ) -> Result<Response<pb::ListConversationsResponse>, Status> {
+        let ctx = context(&request, &request.get_ref().locale)?;
+        let request = request.into_inner();
+        let (limit, cursor) = page(request.page);
+        let input = ConversationsListInput {
+            location_id: required("location_id", request.location_id).map_err(read_error)?,
+            status: status_from_pb(request.status).map_err(read_error)?,
+            channel: channel_from_pb(request.channel).map_err(read_error)?,
+            query: non_empty(request.query),
+            limit,
+            cursor,
+        };
+        let output = self
+            .tools
+            .conversations_list(input, &ctx)
+            .await
+            .map_err(read_error)?;
+        Ok(Response::new(pb::ListConversationsResponse {
+            conversations: output.data.conversations.into_iter().map(summary).collect(),
+            next_cursor: output.next_cursor.unwrap_or_default(),
+        }))
+    }
+
+    async fn get_conversation(
+        &self,
+        request: Request<pb::GetConversationRequest>,
+    ) -> Result<Response<pb::GetConversationResponse>, Status> {
+        let ctx = context(&request, &request.get_ref().locale)?;
+        let request = request.into_inner();
+        let input = ConversationGetInput {
+            conversation_id: required("conversation_id", request.conversation_id)
+                .map_err(read_error)?,
+            limit: (request.limit != 0).then_some(request.limit),
+            cursor: non_empty(request.cursor),
+        };
+        let output = self
+            .tools
+            .conversation_get(input, &ctx)
+            .await
+            .map_err(read_error)?;
+        Ok(Response::new(pb::GetConversationResponse {
+            conversation: Some(summary(output.data.conversation)),
+            messages: output.data.messages.into_iter().map(message).collect(),
+            next_cursor: output.next_cursor.unwrap_or_default(),
+        }))
+    }
+}

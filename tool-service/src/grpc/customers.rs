@@ -1,0 +1,92 @@
+//! `Customers`: typed customer reads for internal callers, running the same
+//! tools as `chataigne_customers_list` and `chataigne_customer_get`.
+
+use chataigne_proto::tools::v1 as pb;
+use tonic::{Request, Response, Status};
+
+use super::activity_convert::{context, non_empty, order, page, required};
+use super::status::to_status;
+use crate::access::Access;
+use crate::domain::{self, DomainError};
+use crate::store::Store;
+use crate::tools::customer_get::CustomerGetInput;
+use crate::tools::customers_list::CustomersListInput;
+use crate::tools::{ToolKind, Tools};
+
+pub struct CustomersService<S, A> {
+    tools: Tools<S, A>,
+}
+
+impl<S, A> CustomersService<S, A> {
+    pub fn new(tools: Tools<S, A>) -> Self {
+        CustomersService { tools }
+    }
+}
+
+fn read_error(error: DomainError) -> Status {
+    to_status(error, ToolKind::Read)
+}
+
+fn customer(customer: domain::Customer) -> pb::Customer {
+    pb::Customer {
+        id: customer.id,
+        name: customer.name,
+        organization_id: customer.organization_id,
+        organization_name: customer.organization_name,
+        location_id: customer.location_id.unwrap_or_default(),
+        email_masked: customer.email_masked.unwrap_or_default(),
+        phone_masked: customer.phone_masked.unwrap_or_default(),
+        order_count: customer.order_count,
+        last_order_at: customer.last_order_at.unwrap_or_default(),
+        created_at: customer.created_at,
+    }
+}
+
+#[tonic::async_trait]
+impl<S: Store, A: Access> pb::customers_server::Customers for CustomersService<S, A> {
+    async fn list_customers(
+        &self,
+        request: Request<pb::ListCustomersRequest>,
+    ) -> Result<Response<pb::ListCustomersResponse>, Status> {
+        let ctx = context(&request, &request.get_ref().locale)?;
+        let request = request.into_inner();
+        let (limit, cursor) = page(request.page);
+        let input = CustomersListInput {
+            organization_id: required("organization_id", request.organization_id)
+                .map_err(read_error)?,
+            location_id: non_empty(request.location_id),
+            name_query: non_empty(request.name_query),
+            limit,
+            cursor,
+        };
+        let output = self
+            .tools
+            .customers_list(input, &ctx)
+            .await
+            .map_err(read_error)?;
+        Ok(Response::new(pb::ListCustomersResponse {
+            customers: output.data.customers.into_iter().map(customer).collect(),
+            next_cursor: output.next_cursor.unwrap_or_default(),
+        }))
+    }
+
+    async fn get_customer(
+        &self,
+        request: Request<pb::GetCustomerRequest>,
+    ) -> Result<Response<pb::GetCustomerResponse>, Status> {
+        let ctx = context(&request, &request.get_ref().locale)?;
+        let request = request.into_inner();
+        let input = CustomerGetInput {
+            customer_id: required("customer_id", request.customer_id).map_err(read_error)?,
+        };
+        let output = self
+            .tools
+            .customer_get(input, &ctx)
+            .await
+            .map_err(read_error)?;
+        Ok(Response::new(pb::GetCustomerResponse {
+            customer: Some(customer(output.data.customer)),
+            recent_orders: output.data.recent_orders.into_iter().map(order).collect(),
+        }))
+    }
+}

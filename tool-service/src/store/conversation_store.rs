@@ -1,0 +1,234 @@
+//! `ConversationStore`: a location's conversations with their newest message
+//! and their transcripts, read newest first, for both backends from one body
+//! of SQL (`impl_conversation_store!`). Transcript patterns are bound
+//! parameters, never part of the SQL text or of any log.
+
+use std::future::Future;
+
+use sqlx::QueryBuilder;
+
+use super::sql::Dialect;
+use super::{Owner, PgStore, SqliteStore};
+use crate::domain::{ConversationFilter, DomainError, PageRequest};
+
+/// A conversation as stored, with its location, customer and newest message.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ConversationRecord {
+    pub id: String,
+    pub organization_id: String,
+    pub location_id: String,
+    pub location_name: String,
+    pub timezone: String,
+    pub customer_id: String,
+    pub customer_name: String,
+    pub channel: String,
+    pub status: String,
+    pub created_at_ms: i64,
+    pub last_message_at_ms: i64,
+    pub message_count: i64,
+    pub last_message_body: Option<String>,
+    pub last_message_sender: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct MessageRecord {
+    pub id: String,
+    pub conversation_id: String,
+    /// `customer`, `staff`, `assistant` or `instruction`.
+    pub sender: String,
+    pub body: String,
+    pub created_at_ms: i64,
+}
+
+pub trait ConversationStore: Send + Sync {
+    /// Conversations matching `filter`, by (last_message_at desc, id desc).
+    fn list_conversations(
+        &self,
+        filter: &ConversationFilter,
+        page: &PageRequest,
+    ) -> impl Future<Output = Result<Vec<ConversationRecord>, DomainError>> + Send;
+
+    fn get_conversation(
+        &self,
+        conversation_id: &str,
+    ) -> impl Future<Output = Result<Option<ConversationRecord>, DomainError>> + Send;
+
+    /// The real owner of a conversation.
+    fn conversation_owner(
+        &self,
+        conversation_id: &str,
+    ) -> impl Future<Output = Result<Option<Owner>, DomainError>> + Send;
+
+    /// Messages of one conversation, newest first, by (created_at desc, id desc);
+    /// at most `page.limit + 1`.
+    fn list_messages(
+        &self,
+        conversation_id: &str,
+        page: &PageRequest,
+    ) -> impl Future<Output = Result<Vec<MessageRecord>, DomainError>> + Send;
+}
+
+const CONVERSATION_SELECT: &str = "SELECT v.id, v.organization_id, v.location_id, \
+     l.name AS location_name, l.timezone, v.customer_id, c.display_name AS customer_name, \
+     v.channel, v.status, v.created_at_ms, v.last_message_at_ms, \
+     (SELECT COUNT(*) FROM conversation_messages m WHERE m.conversation_id = v.id) \
+     AS message_count, \
+     (SELECT m.body FROM conversation_messages m WHERE m.conversation_id = v.id \
+     ORDER BY m.created_at_ms DESC, m.id DESC LIMIT 1) AS last_message_body, \
+     (SELECT m.sender FROM conversation_messages m WHERE m.conversation_id = v.id \
+     ORDER BY m.created_at_ms DESC, m.id DESC LIMIT 1) AS last_message_sender \
+     FROM conversations v JOIN locations l ON l.id = v.location_id \
+     JOIN customers c ON c.id = v.customer_id WHERE ";
+
+const CONVERSATION_OWNER: &str =
+    "SELECT organization_id, location_id FROM conversations WHERE id = $1";
+
+/// Parses a keyset position whose key is a time in Unix milliseconds.
+fn position(page: &PageRequest) -> Result<Option<(i64, &str)>, DomainError> {
+    page.after
+        .as_ref()
+        .map(|after| {
+            after
+                .key
+                .parse::<i64>()
+                .map(|key| (key, after.id.as_str()))
+                .map_err(|_| DomainError::CursorInvalid)
+        })
+        .transpose()
+}
+
+/// ` AND (<time>, <id>) < (key, id)`, spelled out for both backends.
+fn push_before<DB: Dialect>(qb: &mut QueryBuilder<DB>, time: &str, id: &str, at: (i64, &str)) {
+    qb.push(format_args!(" AND ({time} < "));
+    DB::bind_int(qb, at.0);
+    qb.push(format_args!(" OR ({time} = "));
+    DB::bind_int(qb, at.0);
+    qb.push(format_args!(" AND {id} < "));
+    DB::bind_text(qb, at.1);
+    qb.push("))");
+}
+
+/// How each backend lower-cases a message body: ASCII letters only on both
+/// (SQLite's `LOWER`; PostgreSQL's under the "C" collation, whatever the
+/// database's default), so a query matches the same messages everywhere.
+pub(crate) trait BodyCase {
+    const LOWER_BODY: &'static str;
+}
+
+impl BodyCase for sqlx::Postgres {
+    const LOWER_BODY: &'static str = "LOWER(q.body COLLATE \"C\")";
+}
+
+impl BodyCase for sqlx::Sqlite {
+    const LOWER_BODY: &'static str = "LOWER(q.body)";
+}
+
+pub(crate) fn conversations_query<DB: Dialect + BodyCase>(
+    filter: &ConversationFilter,
+    page: &PageRequest,
+) -> Result<QueryBuilder<DB>, DomainError> {
+    let mut qb = QueryBuilder::new(CONVERSATION_SELECT);
+    qb.push("v.location_id = ");
+    DB::bind_text(&mut qb, &filter.location_id);
+    if let Some(status) = filter.status {
+        qb.push(" AND v.status = ");
+        DB::bind_text(&mut qb, status.as_str());
+    }
+    if let Some(channel) = filter.channel {
+        qb.push(" AND v.channel = ");
+        DB::bind_text(&mut qb, channel.as_str());
+    }
+    if let Some(pattern) = &filter.body_pattern {
+        qb.push(
+            " AND EXISTS (SELECT 1 FROM conversation_messages q \
+             WHERE q.conversation_id = v.id AND ",
+        );
+        qb.push(DB::LOWER_BODY);
+        qb.push(" LIKE ");
+        DB::bind_text(&mut qb, pattern);
+        qb.push(" ESCAPE '\\')");
+    }
+    if let Some(at) = position(page)? {
+        push_before(&mut qb, "v.last_message_at_ms", "v.id", at);
+    }
+    qb.push(" ORDER BY v.last_message_at_ms DESC, v.id DESC LIMIT ");
+    DB::bind_int(&mut qb, i64::from(page.limit) + 1);
+    Ok(qb)
+}
+
+pub(crate) fn conversation_query<DB: Dialect>(conversation_id: &str) -> QueryBuilder<DB> {
+    let mut qb = QueryBuilder::new(CONVERSATION_SELECT);
+    qb.push("v.id = ");
+    DB::bind_text(&mut qb, conversation_id);
+    qb
+}
+
+pub(crate) fn messages_query<DB: Dialect>(
+    conversation_id: &str,
+    page: &PageRequest,
+) -> Result<QueryBuilder<DB>, DomainError> {
+    let mut qb = QueryBuilder::new(
+        "SELECT id, conversation_id, sender, body, created_at_ms \
+         FROM conversation_messages WHERE conversation_id = ",
+    );
+    DB::bind_text(&mut qb, conversation_id);
+    if let Some(at) = position(page)? {
+        push_before(&mut qb, "created_at_ms", "id", at);
+    }
+    qb.push(" ORDER BY created_at_ms DESC, id DESC LIMIT ");
+    DB::bind_int(&mut qb, i64::from(page.limit) + 1);
+    Ok(qb)
+}
+
+macro_rules! impl_conversation_store {
+    ($store:ty, $db:ty) => {
+        impl ConversationStore for $store {
+            async fn list_conversations(
+                &self,
+                filter: &ConversationFilter,
+                page: &PageRequest,
+            ) -> Result<Vec<ConversationRecord>, DomainError> {
+                let mut qb = conversations_query::<$db>(filter, page)?;
+                self.guard(qb.build_query_as().fetch_all(self.pool())).await
+            }
+
+            async fn get_conversation(
+                &self,
+                conversation_id: &str,
+            ) -> Result<Option<ConversationRecord>, DomainError> {
+                let mut qb = conversation_query::<$db>(conversation_id);
+                self.guard(qb.build_query_as().fetch_optional(self.pool()))
+                    .await
+            }
+
+            async fn conversation_owner(
+                &self,
+                conversation_id: &str,
+            ) -> Result<Option<Owner>, DomainError> {
+                let row: Option<(String, String)> = self
+                    .guard(
+                        sqlx::query_as(CONVERSATION_OWNER)
+                            .bind(conversation_id)
+                            .fetch_optional(self.pool()),
+                    )
+                    .await?;
+                Ok(row.map(|(organization_id, location_id)| Owner {
+                    organization_id,
+                    location_id: Some(location_id),
+                }))
+            }
+
+            async fn list_messages(
+                &self,
+                conversation_id: &str,
+                page: &PageRequest,
+            ) -> Result<Vec<MessageRecord>, DomainError> {
+                let mut qb = messages_query::<$db>(conversation_id, page)?;
+                self.guard(qb.build_query_as().fetch_all(self.pool())).await
+            }
+        }
+    };
+}
+
+impl_conversation_store!(PgStore, sqlx::Postgres);
+impl_conversation_store!(SqliteStore, sqlx::Sqlite);

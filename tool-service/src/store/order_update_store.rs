@@ -1,0 +1,79 @@
+//! `OrderUpdateStore`: the guarded order status write, for both backends from
+//! one body of SQL (`impl_order_update_store!`). The precondition is part of
+//! the `UPDATE` itself, so two concurrent writers from the same observed
+//! status cannot both succeed; a move to `completed` also counts the order in
+//! its day of the analytics rollup, in the same transaction.
+
+use std::future::Future;
+
+use super::{GuardedWrite, OrderRecord, PgStore, SqliteStore, Store};
+use crate::domain::{DomainError, OrderStatus};
+
+pub trait OrderUpdateStore: Send + Sync {
+    /// Sets the order's status to `next` in one statement, only while it is
+    /// `expected`; answers the order after the write, or as it currently is.
+    fn update_order_status(
+        &self,
+        order_id: &str,
+        expected: OrderStatus,
+        next: OrderStatus,
+        now_ms: i64,
+    ) -> impl Future<Output = Result<GuardedWrite<OrderRecord>, DomainError>> + Send;
+}
+
+const UPDATE_STATUS: &str =
+    "UPDATE orders SET status = $1, updated_at_ms = $2 WHERE id = $3 AND status = $4";
+
+/// Counts a newly completed order in the rollup row of its local day (when
+/// that day has been aggregated; the refresh step covers the others).
+const COUNT_COMPLETED: &str = "UPDATE daily_location_metrics \
+     SET completed_count = completed_count + 1 \
+     WHERE location_id = (SELECT o.location_id FROM orders o WHERE o.id = $1) \
+     AND local_date = (SELECT d.local_date FROM location_days d \
+     JOIN orders o ON o.location_id = d.location_id \
+     WHERE o.id = $2 AND o.created_at_ms >= d.start_ms AND o.created_at_ms < d.end_ms)";
+
+macro_rules! impl_order_update_store {
+    ($store:ty) => {
+        impl OrderUpdateStore for $store {
+            async fn update_order_status(
+                &self,
+                order_id: &str,
+                expected: OrderStatus,
+                next: OrderStatus,
+                now_ms: i64,
+            ) -> Result<GuardedWrite<OrderRecord>, DomainError> {
+                let write = async {
+                    let mut tx = self.pool().begin().await?;
+                    let written = sqlx::query(UPDATE_STATUS)
+                        .bind(next.as_str())
+                        .bind(now_ms)
+                        .bind(order_id)
+                        .bind(expected.as_str())
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                    if written == 1 && next == OrderStatus::Completed {
+                        sqlx::query(COUNT_COMPLETED)
+                            .bind(order_id)
+                            .bind(order_id)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    tx.commit().await?;
+                    Ok::<_, sqlx::Error>(written == 1)
+                };
+                let written = self.guard(write).await?;
+                let current = Store::get_order(self, order_id).await?;
+                Ok(match current {
+                    Some((record, _)) if written => GuardedWrite::Updated(record),
+                    Some((record, _)) => GuardedWrite::Mismatch(record),
+                    None => GuardedWrite::Missing,
+                })
+            }
+        }
+    };
+}
+
+impl_order_update_store!(PgStore);
+impl_order_update_store!(SqliteStore);

@@ -1,0 +1,532 @@
+//! The SQL of `VenueStore`, shared by both backends, and `impl_venue_store!`,
+//! which implements the trait for each backend from these same bodies.
+//!
+//! Writes guarded by an observed state are one `UPDATE … WHERE id = … AND
+//! <state in force> = <expected>`: the check and the change are atomic.
+
+use sqlx::QueryBuilder;
+
+use super::seed::{DiscountRow, IntegrationRow, SettingsRow};
+use super::sql::Dialect;
+use crate::domain::{CatalogFilter, PageRequest, SettingsSection};
+
+/// The order intake in force at the bound time `?now`: an ended pause is over.
+macro_rules! effective_status {
+    ($now:literal) => {
+        concat!(
+            "(CASE WHEN status = 'paused' AND paused_until_ms IS NOT NULL AND paused_until_ms <= ",
+            $now,
+            " THEN 'accepting' ELSE status END)"
+        )
+    };
+}
+
+/// The availability in force at the bound time: a passed return time means available.
+macro_rules! effective_availability {
+    ($prefix:literal, $now:literal) => {
+        concat!(
+            "(CASE WHEN ",
+            $prefix,
+            "availability = 'sold_out' AND ",
+            $prefix,
+            "available_again_at_ms IS NOT NULL AND ",
+            $prefix,
+            "available_again_at_ms <= ",
+            $now,
+            " THEN 'available' ELSE ",
+            $prefix,
+            "availability END)"
+        )
+    };
+}
+
+macro_rules! item_select {
+    () => {
+        "SELECT i.id, i.organization_id, i.location_id, l.name AS location_name, l.timezone, \
+         i.category_id, c.name AS category_name, i.name, i.description, i.price_minor, \
+         i.currency, i.availability, i.available_again_at_ms, i.updated_at_ms \
+         FROM catalog_items i JOIN locations l ON l.id = i.location_id \
+         JOIN catalog_categories c ON c.id = i.category_id"
+    };
+}
+
+pub(crate) const LOCATION_STATUS: &str = "SELECT id AS location_id, name AS location_name, \
+     timezone, status, paused_until_ms, pause_reason, updated_at_ms FROM locations WHERE id = $1";
+
+pub(crate) const UPDATE_LOCATION_STATUS: &str = concat!(
+    "UPDATE locations SET status = $2, paused_until_ms = $3, pause_reason = $4, \
+     updated_at_ms = $5 WHERE id = $1 AND ",
+    effective_status!("$6"),
+    " = $7"
+);
+
+pub(crate) const GET_ITEM: &str = concat!(item_select!(), " WHERE i.id = $1");
+
+pub(crate) const ITEM_OWNER: &str =
+    "SELECT organization_id, location_id FROM catalog_items WHERE id = $1";
+
+pub(crate) const UPDATE_ITEM_AVAILABILITY: &str = concat!(
+    "UPDATE catalog_items SET availability = $2, available_again_at_ms = $3, \
+     updated_at_ms = $4 WHERE id = $1 AND ",
+    effective_availability!("", "$5"),
+    " = $6"
+);
+
+/// A discount applies: enabled and inside its window (start inclusive, end exclusive).
+const DISCOUNT_IN_FORCE: (&str, &str, &str) = (
+    "(status IN ('active', 'scheduled') AND (starts_at_ms IS NULL OR starts_at_ms <= ",
+    ") AND (ends_at_ms IS NULL OR ends_at_ms > ",
+    "))",
+);
+
+fn fetch_limit(page: &PageRequest) -> i64 {
+    i64::from(page.limit) + 1
+}
+
+/// `AND (name, id) > (key, id)` after a page position.
+fn push_after<DB: Dialect>(qb: &mut QueryBuilder<DB>, column: &str, page: &PageRequest) {
+    if let Some(after) = &page.after {
+        qb.push(format_args!(" AND ({column}, "));
+        qb.push(if column.starts_with("i.") {
+            "i.id"
+        } else {
+            "id"
+        });
+        qb.push(") > (");
+        DB::bind_text(qb, &after.key);
+        qb.push(", ");
+        DB::bind_text(qb, &after.id);
+        qb.push(")");
+    }
+}
+
+/// The sections of one location; `None` when no section is asked for.
+pub(crate) fn settings_query<DB: Dialect>(
+    location_id: &str,
+    sections: &[SettingsSection],
+) -> Option<QueryBuilder<DB>> {
+    if sections.is_empty() {
+        return None;
+    }
+    let mut qb = QueryBuilder::new(
+        "SELECT section, body, updated_at_ms FROM location_settings WHERE location_id = ",
+    );
+    DB::bind_text(&mut qb, location_id);
+    qb.push(" AND section IN (");
+    for (i, section) in sections.iter().enumerate() {
+        if i > 0 {
+            qb.push(", ");
+        }
+        DB::bind_text(&mut qb, section.as_str());
+    }
+    qb.push(") ORDER BY section");
+    Some(qb)
+}
+
+/// `%text%` for LIKE, with the wildcards of `text` escaped by `\`.
+fn contains_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+pub(crate) fn catalog_items_query<DB: Dialect>(
+    filter: &CatalogFilter,
+    page: &PageRequest,
+) -> QueryBuilder<DB> {
+    let mut qb = QueryBuilder::new(concat!(item_select!(), " WHERE i.location_id = "));
+    DB::bind_text(&mut qb, &filter.location_id);
+    if let Some(category_id) = &filter.category_id {
+        qb.push(" AND i.category_id = ");
+        DB::bind_text(&mut qb, category_id);
+    }
+    if let Some(availability) = filter.availability {
+        qb.push(" AND (CASE WHEN i.availability = 'sold_out' AND i.available_again_at_ms IS NOT NULL AND i.available_again_at_ms <= ");
+        DB::bind_int(&mut qb, filter.now_ms);
+        qb.push(" THEN 'available' ELSE i.availability END) = ");
+        DB::bind_text(&mut qb, availability.as_str());
+    }
+    if let Some(text) = &filter.name_contains {
+        // Both backends fold ASCII letters only, so both match the same rows.
+        qb.push(" AND LOWER(i.name) LIKE ");
+        DB::bind_text(&mut qb, &contains_pattern(text));
+        qb.push(" ESCAPE '\\'");
+    }
+    push_after(&mut qb, "i.name", page);
+    qb.push(" ORDER BY i.name, i.id LIMIT ");
+    DB::bind_int(&mut qb, fetch_limit(page));
+    qb
+}
+
+/// Rows of the location `location_id` or organization-wide rows of `organization_id`.
+fn push_location_or_organization<DB: Dialect>(
+    qb: &mut QueryBuilder<DB>,
+    organization_id: &str,
+    location_id: &str,
+) {
+    qb.push(" WHERE (location_id = ");
+    DB::bind_text(qb, location_id);
+    qb.push(" OR (location_id IS NULL AND organization_id = ");
+    DB::bind_text(qb, organization_id);
+    qb.push("))");
+}
+
+pub(crate) fn discounts_query<DB: Dialect>(
+    organization_id: &str,
+    location_id: &str,
+    in_force: Option<bool>,
+    now_ms: i64,
+    page: &PageRequest,
+) -> QueryBuilder<DB> {
+    let mut qb = QueryBuilder::new(
+        "SELECT id, location_id, name, code, kind, value, status, starts_at_ms, ends_at_ms \
+         FROM discounts",
+    );
+    push_location_or_organization(&mut qb, organization_id, location_id);
+    if let Some(in_force) = in_force {
+        qb.push(if in_force { " AND " } else { " AND NOT " });
+        qb.push(DISCOUNT_IN_FORCE.0);
+        DB::bind_int(&mut qb, now_ms);
+        qb.push(DISCOUNT_IN_FORCE.1);
+        DB::bind_int(&mut qb, now_ms);
+        qb.push(DISCOUNT_IN_FORCE.2);
+    }
+    push_after(&mut qb, "name", page);
+    qb.push(" ORDER BY name, id LIMIT ");
+    DB::bind_int(&mut qb, fetch_limit(page));
+    qb
+}
+
+pub(crate) fn integrations_query<DB: Dialect>(
+    organization_id: &str,
+    location_id: &str,
+    page: &PageRequest,
+) -> QueryBuilder<DB> {
+    let mut qb = QueryBuilder::new(
+        "SELECT id, location_id, name, kind, health, last_sync_at_ms FROM integrations",
+    );
+    push_location_or_organization(&mut qb, organization_id, location_id);
+    push_after(&mut qb, "name", page);
+    qb.push(" ORDER BY name, id LIMIT ");
+    DB::bind_int(&mut qb, fetch_limit(page));
+    qb
+}
+
+/// One bound value of a generated row.
+pub(crate) enum Value<'a> {
+    Text(&'a str),
+    OptText(Option<&'a str>),
+    Int(i64),
+    OptInt(Option<i64>),
+}
+
+/// A generated row written by `load_venue`.
+pub(crate) trait VenueRow {
+    const TABLE: &'static str;
+    const COLUMNS: &'static [&'static str];
+    fn values(&self) -> Vec<Value<'_>>;
+}
+
+/// Multi-row `INSERT … ON CONFLICT DO NOTHING` statements for `rows`, each
+/// within the backend's parameter bound.
+pub(crate) fn insert_statements<DB: Dialect, R: VenueRow>(rows: &[R]) -> Vec<QueryBuilder<DB>> {
+    let per_statement = (DB::MAX_PARAMS / R::COLUMNS.len()).clamp(1, 2_000);
+    rows.chunks(per_statement)
+        .map(|chunk| {
+            let mut qb = QueryBuilder::new(format!(
+                "INSERT INTO {} ({}) VALUES ",
+                R::TABLE,
+                R::COLUMNS.join(", ")
+            ));
+            for (i, row) in chunk.iter().enumerate() {
+                qb.push(if i == 0 { "(" } else { ", (" });
+                for (j, value) in row.values().into_iter().enumerate() {
+                    if j > 0 {
+                        qb.push(", ");
+                    }
+                    match value {
+                        Value::Text(v) => DB::bind_text(&mut qb, v),
+                        Value::OptText(v) => DB::bind_opt_text(&mut qb, v),
+                        Value::Int(v) => DB::bind_int(&mut qb, v),
+                        Value::OptInt(v) => DB::bind_opt_int(&mut qb, v),
+                    }
+                }
+                qb.push(")");
+            }
+            qb.push(" ON CONFLICT DO NOTHING");
+            qb
+        })
+        .collect()
+}
+
+impl VenueRow for SettingsRow {
+    const TABLE: &'static str = "location_settings";
+    const COLUMNS: &'static [&'static str] = &["location_id", "section", "body", "updated_at_ms"];
+    fn values(&self) -> Vec<Value<'_>> {
+        vec![
+            Value::Text(&self.location_id),
+            Value::Text(&self.section),
+            Value::Text(&self.body),
+            Value::Int(self.updated_at_ms),
+        ]
+    }
+}
+
+impl VenueRow for DiscountRow {
+    const TABLE: &'static str = "discounts";
+    const COLUMNS: &'static [&'static str] = &[
+        "id",
+        "organization_id",
+        "location_id",
+        "name",
+        "code",
+        "kind",
+        "value",
+        "status",
+        "starts_at_ms",
+        "ends_at_ms",
+        "created_at_ms",
+    ];
+    fn values(&self) -> Vec<Value<'_>> {
+        vec![
+            Value::Text(&self.id),
+            Value::Text(&self.organization_id),
+            Value::OptText(self.location_id.as_deref()),
+            Value::Text(&self.name),
+            Value::OptText(self.code.as_deref()),
+            Value::Text(&self.kind),
+            Value::Int(self.value),
+            Value::Text(&self.status),
+            Value::OptInt(self.starts_at_ms),
+            Value::OptInt(self.ends_at_ms),
+            Value::Int(self.created_at_ms),
+        ]
+    }
+}
+
+impl VenueRow for IntegrationRow {
+    const TABLE: &'static str = "integrations";
+    const COLUMNS: &'static [&'static str] = &[
+        "id",
+        "organization_id",
+        "location_id",
+        "provider",
+        "kind",
+        "name",
+        "health",
+        "last_sync_at_ms",
+        "created_at_ms",
+    ];
+    fn values(&self) -> Vec<Value<'_>> {
+        vec![
+            Value::Text(&self.id),
+            Value::Text(&self.organization_id),
+            Value::OptText(self.location_id.as_deref()),
+            Value::Text(&self.provider),
+            Value::Text(&self.kind),
+            Value::Text(&self.name),
+            Value::Text(&self.health),
+            Value::OptInt(self.last_sync_at_ms),
+            Value::Int(self.created_at_ms),
+        ]
+    }
+}
+
+/// Implements `VenueStore` for a backend with the `pool()` accessor and the
+/// `guard` method (one database future within the statement bound).
+macro_rules! impl_venue_store {
+    ($store:ty, $db:ty) => {
+        impl $crate::store::VenueStore for $store {
+            async fn location_status(
+                &self,
+                location_id: &str,
+            ) -> Result<Option<$crate::store::LocationStatusRecord>, $crate::domain::DomainError>
+            {
+                self.guard(
+                    sqlx::query_as(LOCATION_STATUS)
+                        .bind(location_id)
+                        .fetch_optional(self.pool()),
+                )
+                .await
+            }
+
+            async fn update_location_status(
+                &self,
+                location_id: &str,
+                change: &$crate::domain::StatusChange,
+                now_ms: i64,
+            ) -> Result<
+                $crate::store::GuardedWrite<$crate::store::LocationStatusRecord>,
+                $crate::domain::DomainError,
+            > {
+                let done = self
+                    .guard(
+                        sqlx::query(UPDATE_LOCATION_STATUS)
+                            .bind(location_id)
+                            .bind(change.status.as_str())
+                            .bind(change.paused_until_ms)
+                            .bind(change.reason.map(|r| r.as_str()))
+                            .bind(now_ms)
+                            .bind(now_ms)
+                            .bind(change.expected.as_str())
+                            .execute(self.pool()),
+                    )
+                    .await?;
+                let current = $crate::store::VenueStore::location_status(self, location_id).await?;
+                Ok(match current {
+                    None => $crate::store::GuardedWrite::Missing,
+                    Some(record) if done.rows_affected() == 1 => {
+                        $crate::store::GuardedWrite::Updated(record)
+                    }
+                    Some(record) => $crate::store::GuardedWrite::Mismatch(record),
+                })
+            }
+
+            async fn location_settings(
+                &self,
+                location_id: &str,
+                sections: &[$crate::domain::SettingsSection],
+            ) -> Result<Vec<$crate::store::SettingsRecord>, $crate::domain::DomainError> {
+                let Some(mut qb) = settings_query::<$db>(location_id, sections) else {
+                    return Ok(Vec::new());
+                };
+                self.guard(qb.build_query_as().fetch_all(self.pool())).await
+            }
+
+            async fn list_catalog_items(
+                &self,
+                filter: &$crate::domain::CatalogFilter,
+                page: &$crate::domain::PageRequest,
+            ) -> Result<Vec<$crate::store::CatalogItemRecord>, $crate::domain::DomainError> {
+                let mut qb = catalog_items_query::<$db>(filter, page);
+                self.guard(qb.build_query_as().fetch_all(self.pool())).await
+            }
+
+            async fn get_catalog_item(
+                &self,
+                item_id: &str,
+            ) -> Result<Option<$crate::store::CatalogItemRecord>, $crate::domain::DomainError> {
+                self.guard(
+                    sqlx::query_as(GET_ITEM)
+                        .bind(item_id)
+                        .fetch_optional(self.pool()),
+                )
+                .await
+            }
+
+            async fn catalog_item_owner(
+                &self,
+                item_id: &str,
+            ) -> Result<Option<$crate::store::Owner>, $crate::domain::DomainError> {
+                let row: Option<(String, String)> = self
+                    .guard(
+                        sqlx::query_as(ITEM_OWNER)
+                            .bind(item_id)
+                            .fetch_optional(self.pool()),
+                    )
+                    .await?;
+                Ok(
+                    row.map(|(organization_id, location_id)| $crate::store::Owner {
+                        organization_id,
+                        location_id: Some(location_id),
+                    }),
+                )
+            }
+
+            async fn update_item_availability(
+                &self,
+                item_id: &str,
+                change: &$crate::domain::AvailabilityChange,
+                now_ms: i64,
+            ) -> Result<
+                $crate::store::GuardedWrite<$crate::store::CatalogItemRecord>,
+                $crate::domain::DomainError,
+            > {
+                let done = self
+                    .guard(
+                        sqlx::query(UPDATE_ITEM_AVAILABILITY)
+                            .bind(item_id)
+                            .bind(change.availability.as_str())
+                            .bind(change.available_again_at_ms)
+                            .bind(now_ms)
+                            .bind(now_ms)
+                            .bind(change.expected.as_str())
+                            .execute(self.pool()),
+                    )
+                    .await?;
+                let current = $crate::store::VenueStore::get_catalog_item(self, item_id).await?;
+                Ok(match current {
+                    None => $crate::store::GuardedWrite::Missing,
+                    Some(record) if done.rows_affected() == 1 => {
+                        $crate::store::GuardedWrite::Updated(record)
+                    }
+                    Some(record) => $crate::store::GuardedWrite::Mismatch(record),
+                })
+            }
+
+            async fn list_discounts(
+                &self,
+                owner: &$crate::store::Owner,
+                in_force: Option<bool>,
+                now_ms: i64,
+                page: &$crate::domain::PageRequest,
+            ) -> Result<Vec<$crate::store::DiscountRecord>, $crate::domain::DomainError> {
+                let location_id = owner.location_id.as_deref().unwrap_or_default();
+                let mut qb = discounts_query::<$db>(
+                    &owner.organization_id,
+                    location_id,
+                    in_force,
+                    now_ms,
+                    page,
+                );
+                self.guard(qb.build_query_as().fetch_all(self.pool())).await
+            }
+
+            async fn list_integrations(
+                &self,
+                owner: &$crate::store::Owner,
+                page: &$crate::domain::PageRequest,
+            ) -> Result<Vec<$crate::store::IntegrationRecord>, $crate::domain::DomainError> {
+                let location_id = owner.location_id.as_deref().unwrap_or_default();
+                let mut qb = integrations_query::<$db>(&owner.organization_id, location_id, page);
+                self.guard(qb.build_query_as().fetch_all(self.pool())).await
+            }
+
+            async fn load_venue(
+                &self,
+                data: &$crate::store::seed::VenueData,
+            ) -> Result<(), $crate::domain::DomainError> {
+                let mut statements = insert_statements::<$db, _>(&data.settings);
+                statements.extend(insert_statements::<$db, _>(&data.discounts));
+                statements.extend(insert_statements::<$db, _>(&data.integrations));
+                let mut tx = self.pool().begin().await?;
+                for mut qb in statements {
+                    qb.build().persistent(false).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+        }
+    };
+}
+
+impl_venue_store!(super::PgStore, sqlx::Postgres);
+impl_venue_store!(super::SqliteStore, sqlx::Sqlite);
+
+#[cfg(test)]
+mod tests {
+    use super::contains_pattern;
+
+    #[test]
+    fn like_wildcards_in_the_text_are_literal() {
+        assert_eq!(contains_pattern("tarte"), "%tarte%");
+        assert_eq!(contains_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
+    }
+}

@@ -1,0 +1,317 @@
+//! Idempotent writes: each effect (a conversation message, an organization,
+//! a location) is applied in one transaction together with its idempotency
+//! record (the scoped key's keyed hash, the arguments' hash and the result to
+//! replay). The primary key on the key hash makes a concurrent duplicate
+//! safe on both backends: the second insert finds the first's row (after it
+//! commits) and its transaction rolls back without any effect.
+//!
+//! PostgreSQL also takes a transaction-scoped advisory lock on the key hash
+//! (a duplicate running elsewhere is reported as in progress instead of
+//! waiting) and bounds the transaction's statements with the caller's
+//! remaining deadline (`SET LOCAL statement_timeout`). SQLite starts the
+//! transaction `IMMEDIATE` (one writer, waiting up to the busy timeout) and is
+//! bounded by the caller's timeout around the whole call.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::domain::DomainError;
+use crate::store::Owner;
+
+/// The idempotency record written with an effect.
+#[derive(Debug, Clone)]
+pub struct IdempotencyClaim {
+    /// HMAC of client × user × tool × key (hex).
+    pub key_hash: String,
+    pub tool: &'static str,
+    /// HMAC of the arguments without the key (hex).
+    pub request_hash: String,
+    /// The result to replay, serialized.
+    pub result_json: String,
+    pub now_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+/// A message or instruction appended to a conversation.
+#[derive(Debug, Clone)]
+pub struct NewMessage {
+    pub id: String,
+    pub conversation_id: String,
+    /// `staff` (to the customer) or `instruction` (to the assistant).
+    pub sender: &'static str,
+    /// The text (never logged).
+    pub body: String,
+    pub created_at_ms: i64,
+    /// Customer messages: the channel whose outbox receives it.
+    pub outbox_channel: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewOrganization {
+    pub id: String,
+    pub name: String,
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewLocation {
+    pub id: String,
+    pub organization_id: String,
+    pub name: String,
+    pub line1: String,
+    pub city: String,
+    pub postal_code: String,
+    pub country: String,
+    pub timezone: String,
+    pub currency: String,
+    pub created_at_ms: i64,
+}
+
+/// One effect to apply at most once.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    Message(NewMessage),
+    Organization(NewOrganization),
+    Location(NewLocation),
+}
+
+/// What [`IdempotentWrites::apply_once`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// The effect and its record were committed.
+    Done,
+    /// A live record of this key exists: nothing was written.
+    Existing {
+        request_hash: String,
+        result_json: Option<String>,
+    },
+}
+
+/// A conversation as a write needs it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ConversationTarget {
+    pub organization_id: String,
+    pub location_id: String,
+    pub channel: String,
+    pub status: String,
+    pub timezone: String,
+}
+
+impl ConversationTarget {
+    pub fn owner(&self) -> Owner {
+        Owner {
+            organization_id: self.organization_id.clone(),
+            location_id: Some(self.location_id.clone()),
+        }
+    }
+}
+
+pub trait IdempotentWrites {
+    /// The conversation `conversation_id` with its real owner.
+    fn conversation_target(
+        &self,
+        conversation_id: &str,
+    ) -> impl Future<Output = Result<Option<ConversationTarget>, DomainError>> + Send;
+
+    /// Applies `effect` with its idempotency record in one transaction, or
+    /// reports the live record of the same key. `timeout` bounds the
+    /// transaction (the caller's remaining deadline).
+    fn apply_once(
+        &self,
+        claim: &IdempotencyClaim,
+        effect: &Effect,
+        timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<Applied, DomainError>> + Send;
+}
+
+pub(crate) const CONVERSATION_TARGET: &str = "SELECT c.organization_id, c.location_id, \
+     c.channel, c.status, l.timezone FROM conversations c \
+     JOIN locations l ON l.id = c.location_id WHERE c.id = $1";
+const DELETE_EXPIRED: &str =
+    "DELETE FROM idempotency_keys WHERE key_hash = $1 AND expires_at_ms <= $2";
+const INSERT_CLAIM: &str = "INSERT INTO idempotency_keys \
+     (key_hash, tool, request_hash, result, created_at_ms, expires_at_ms) \
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_hash) DO NOTHING";
+const EXISTING_CLAIM: &str =
+    "SELECT request_hash, result FROM idempotency_keys WHERE key_hash = $1";
+const INSERT_MESSAGE: &str = "INSERT INTO conversation_messages \
+     (id, conversation_id, sender, body, created_at_ms) VALUES ($1, $2, $3, $4, $5)";
+const TOUCH_CONVERSATION: &str = "UPDATE conversations SET last_message_at_ms = $2 \
+     WHERE id = $1 AND last_message_at_ms < $2";
+const INSERT_OUTBOX: &str = "INSERT INTO outbound_messages \
+     (message_id, conversation_id, channel, status, created_at_ms) VALUES ($1, $2, $3, 'queued', $4)";
+const INSERT_ORGANIZATION: &str = "INSERT INTO organizations \
+     (id, name, status, created_at_ms, updated_at_ms) VALUES ($1, $2, 'active', $3, $3)";
+const INSERT_LOCATION: &str = "INSERT INTO locations \
+     (id, organization_id, name, line1, city, postal_code, country, timezone, currency, \
+      status, created_at_ms, updated_at_ms) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'accepting', $10, $10)";
+
+/// A 64-bit advisory lock id from a hex key hash.
+fn lock_id(key_hash: &str) -> i64 {
+    key_hash
+        .get(..16)
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+        .map_or(0, |v| v as i64)
+}
+
+/// Implements [`IdempotentWrites`] for a store with `pool()` from one body;
+/// `$begin` opens the transaction and `$bound` applies the per-call bound.
+macro_rules! impl_writes {
+    ($store:ty, $db:ty, |$tx:ident, $pool:ident, $claim:ident, $timeout:ident| $begin:block) => {
+        impl IdempotentWrites for $store {
+            async fn conversation_target(
+                &self,
+                conversation_id: &str,
+            ) -> Result<Option<ConversationTarget>, DomainError> {
+                Ok(sqlx::query_as(CONVERSATION_TARGET)
+                    .bind(conversation_id)
+                    .fetch_optional(self.pool())
+                    .await?)
+            }
+
+            async fn apply_once(
+                &self,
+                $claim: &IdempotencyClaim,
+                effect: &Effect,
+                $timeout: Option<Duration>,
+            ) -> Result<Applied, DomainError> {
+                let $pool = self.pool();
+                let work = async {
+                    let mut $tx = $begin;
+                    sqlx::query(DELETE_EXPIRED)
+                        .bind(&$claim.key_hash)
+                        .bind($claim.now_ms)
+                        .execute(&mut *$tx)
+                        .await?;
+                    let inserted = sqlx::query(INSERT_CLAIM)
+                        .bind(&$claim.key_hash)
+                        .bind($claim.tool)
+                        .bind(&$claim.request_hash)
+                        .bind(&$claim.result_json)
+                        .bind($claim.now_ms)
+                        .bind($claim.expires_at_ms)
+                        .execute(&mut *$tx)
+                        .await?
+                        .rows_affected();
+                    if inserted == 0 {
+                        let (request_hash, result_json): (String, Option<String>) =
+                            sqlx::query_as(EXISTING_CLAIM)
+                                .bind(&$claim.key_hash)
+                                .fetch_one(&mut *$tx)
+                                .await?;
+                        $tx.rollback().await?;
+                        return Ok(Applied::Existing {
+                            request_hash,
+                            result_json,
+                        });
+                    }
+                    match effect {
+                        Effect::Message(message) => {
+                            sqlx::query(INSERT_MESSAGE)
+                                .bind(&message.id)
+                                .bind(&message.conversation_id)
+                                .bind(message.sender)
+                                .bind(&message.body)
+                                .bind(message.created_at_ms)
+                                .execute(&mut *$tx)
+                                .await?;
+                            sqlx::query(TOUCH_CONVERSATION)
+                                .bind(&message.conversation_id)
+                                .bind(message.created_at_ms)
+                                .execute(&mut *$tx)
+                                .await?;
+                            if let Some(channel) = &message.outbox_channel {
+                                sqlx::query(INSERT_OUTBOX)
+                                    .bind(&message.id)
+                                    .bind(&message.conversation_id)
+                                    .bind(channel)
+                                    .bind(message.created_at_ms)
+                                    .execute(&mut *$tx)
+                                    .await?;
+                            }
+                        }
+                        Effect::Organization(org) => {
+                            sqlx::query(INSERT_ORGANIZATION)
+                                .bind(&org.id)
+                                .bind(&org.name)
+                                .bind(org.created_at_ms)
+                                .execute(&mut *$tx)
+                                .await?;
+                        }
+                        Effect::Location(loc) => {
+                            sqlx::query(INSERT_LOCATION)
+                                .bind(&loc.id)
+                                .bind(&loc.organization_id)
+                                .bind(&loc.name)
+                                .bind(&loc.line1)
+                                .bind(&loc.city)
+                                .bind(&loc.postal_code)
+                                .bind(&loc.country)
+                                .bind(&loc.timezone)
+                                .bind(&loc.currency)
+                                .bind(loc.created_at_ms)
+                                .execute(&mut *$tx)
+                                .await?;
+                        }
+                    }
+                    $tx.commit().await?;
+                    Ok::<Applied, DomainError>(Applied::Done)
+                };
+                match $timeout {
+                    Some(limit) => tokio::time::timeout(limit, work)
+                        .await
+                        .unwrap_or(Err(DomainError::DeadlineExceeded)),
+                    None => work.await,
+                }
+            }
+        }
+    };
+}
+
+impl_writes!(
+    super::PgStore,
+    sqlx::Postgres,
+    |tx, pool, claim, timeout| {
+        let mut tx = pool.begin().await?;
+        if let Some(limit) = timeout {
+            let ms = limit.as_millis().clamp(1, i32::MAX as u128);
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SET LOCAL statement_timeout = {ms}"
+            )))
+            .execute(&mut *tx)
+            .await?;
+        }
+        let (locked,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_xact_lock($1)")
+            .bind(lock_id(&claim.key_hash))
+            .fetch_one(&mut *tx)
+            .await?;
+        if !locked {
+            return Err(DomainError::OperationInProgress {
+                retry_after: Duration::from_secs(1),
+            });
+        }
+        tx
+    }
+);
+
+impl_writes!(
+    super::SqliteStore,
+    sqlx::Sqlite,
+    |tx, pool, claim, timeout| {
+        let _ = (claim, timeout);
+        pool.begin_with("BEGIN IMMEDIATE").await?
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_ids_come_from_the_hash_prefix() {
+        assert_eq!(lock_id("0000000000000001ffff"), 1);
+        assert_eq!(lock_id("ffffffffffffffff"), -1);
+        assert_eq!(lock_id("xyz"), 0);
+    }
+}

@@ -1,0 +1,217 @@
+//! `chataigne_analytics_query` ↔ `Analytics/QueryAnalytics`: a location's
+//! metrics per day, week or month of its own calendar, read from the daily
+//! rollup and summed per bucket by the database.
+
+use std::collections::HashMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{
+    Bucket, DateRange, DomainError, Metric, MetricSums, MetricValues, check_metrics,
+};
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_analytics_query",
+    title: "Query analytics",
+    description: "Returns a location's sales figures per day, week (Monday to Sunday) or \
+month of the location's own calendar, with totals over the period: orders, revenue, average \
+order value, cancelled and completed orders, items sold, new customers, and delivery or \
+pickup share. Suited to questions about trends, busy periods or how a period compares with \
+another. `location_id` comes from chataigne_locations_list; `metrics` lists 1 to 8 distinct \
+metrics; `date_from` and `date_to` are ISO 8601 dates, both included, at most 366 days \
+apart. Counts are numbers of orders, items or customers, money comes as minor units with \
+currency and display text, shares are percents of the orders not cancelled. Figures come \
+from daily aggregates and cover orders not cancelled unless stated otherwise.",
+    scope: "analytics.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Analytics,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Analytics/QueryAnalytics",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnalyticsQueryInput {
+    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    #[schemars(length(min = 1, max = 64))]
+    pub location_id: String,
+    /// 1 to 8 distinct metrics: orders_count, cancelled_count, completed_count (orders), revenue, average_order_value (money), items_sold (items), new_customers (customers), delivery_share, pickup_share (percent).
+    #[schemars(length(min = 1, max = 8), extend("uniqueItems" = true))]
+    pub metrics: Vec<Metric>,
+    /// First day, included, ISO 8601 date in the location's calendar, e.g. "2026-03-01".
+    #[schemars(extend("format" = "date"))]
+    pub date_from: String,
+    /// Last day, included, ISO 8601 date, at most 365 days after date_from, e.g. "2026-03-31".
+    #[schemars(extend("format" = "date"))]
+    pub date_to: String,
+    /// Width of each result bucket: day, week (Monday to Sunday) or month; day when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket: Option<Bucket>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BucketValues {
+    /// First day of the bucket, ISO 8601 date in the location's calendar; the first and last buckets only count days within the requested range.
+    pub start: String,
+    pub values: MetricValues,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AnalyticsQueryOutput {
+    pub location_id: String,
+    pub location_name: String,
+    /// IANA timezone whose calendar defines the days, e.g. "Europe/Paris".
+    pub timezone: String,
+    /// ISO 4217 currency of money values.
+    pub currency: String,
+    /// ISO 8601 date, included.
+    pub date_from: String,
+    /// ISO 8601 date, included.
+    pub date_to: String,
+    pub bucket: Bucket,
+    /// The metrics requested, in request order.
+    pub metrics: Vec<Metric>,
+    /// Every bucket of the range, oldest first, zero when nothing happened.
+    pub buckets: Vec<BucketValues>,
+    /// The requested metrics over the whole range.
+    pub totals: MetricValues,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn analytics_query(
+        &self,
+        input: AnalyticsQueryInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<AnalyticsQueryOutput>, DomainError> {
+        let owner = self
+            .store
+            .location_owner(&input.location_id)
+            .await?
+            .ok_or(DomainError::Forbidden)?;
+        self.access
+            .authorize(&ctx.credential, SPEC.scope, &owner)
+            .await?;
+        check_metrics(&input.metrics)?;
+        let range = DateRange::parse(&input.date_from, &input.date_to)?;
+        let bucket = input.bucket.unwrap_or(Bucket::Day);
+        let location = self
+            .store
+            .get_location(&input.location_id)
+            .await?
+            .ok_or(DomainError::NotFound)?;
+        let (from, to) = (
+            range.from.format("%Y-%m-%d").to_string(),
+            range.to.format("%Y-%m-%d").to_string(),
+        );
+        let rows: HashMap<String, MetricSums> = self
+            .store
+            .metrics_buckets(&input.location_id, &from, &to, bucket)
+            .await?
+            .into_iter()
+            .map(|row| (row.bucket_start.clone(), row.sums()))
+            .collect();
+        let currency = location.currency.as_str();
+        let mut totals = MetricSums::default();
+        let buckets: Vec<BucketValues> = bucket
+            .starts(range.from, range.to)
+            .into_iter()
+            .map(|start| {
+                let start = start.format("%Y-%m-%d").to_string();
+                let sums = rows.get(&start).copied().unwrap_or_default();
+                totals += sums;
+                BucketValues {
+                    values: MetricValues::from_sums(&input.metrics, &sums, currency, ctx.locale),
+                    start,
+                }
+            })
+            .collect();
+        let totals = MetricValues::from_sums(&input.metrics, &totals, currency, ctx.locale);
+        let text = summary(
+            &location.name,
+            &from,
+            &to,
+            bucket,
+            buckets.len(),
+            &totals,
+            ctx,
+        );
+        Ok(ToolOutput {
+            data: AnalyticsQueryOutput {
+                location_id: location.id,
+                location_name: location.name,
+                timezone: location.timezone,
+                currency: location.currency,
+                date_from: from,
+                date_to: to,
+                bucket,
+                metrics: input.metrics,
+                buckets,
+                totals,
+            },
+            text,
+            next_cursor: None,
+        })
+    }
+}
+
+fn summary(
+    location: &str,
+    from: &str,
+    to: &str,
+    bucket: Bucket,
+    count: usize,
+    totals: &MetricValues,
+    ctx: &CallContext,
+) -> String {
+    let fr = ctx.locale == "fr";
+    let mut text = if fr {
+        format!(
+            "{location}, du {from} au {to}, {count} période(s) ({}) :",
+            bucket.as_str()
+        )
+    } else {
+        format!(
+            "{location}, {from} to {to}, {count} bucket(s) ({}):",
+            bucket.as_str()
+        )
+    };
+    let mut line = |label_fr: &str, label_en: &str, value: String| {
+        text.push_str(&format!(
+            "\n- {}: {value}",
+            if fr { label_fr } else { label_en }
+        ));
+    };
+    if let Some(n) = totals.orders_count {
+        line("commandes", "orders", n.to_string());
+    }
+    if let Some(m) = &totals.revenue {
+        line("chiffre d'affaires", "revenue", m.display.clone());
+    }
+    if let Some(m) = &totals.average_order_value {
+        line("panier moyen", "average order value", m.display.clone());
+    }
+    if let Some(n) = totals.cancelled_count {
+        line("commandes annulées", "cancelled orders", n.to_string());
+    }
+    if let Some(n) = totals.completed_count {
+        line("commandes terminées", "completed orders", n.to_string());
+    }
+    if let Some(n) = totals.items_sold {
+        line("articles vendus", "items sold", n.to_string());
+    }
+    if let Some(n) = totals.new_customers {
+        line("nouveaux clients", "new customers", n.to_string());
+    }
+    if let Some(p) = totals.delivery_share_percent {
+        line("part livraison", "delivery share", format!("{p} %"));
+    }
+    if let Some(p) = totals.pickup_share_percent {
+        line("part à emporter", "pickup share", format!("{p} %"));
+    }
+    text
+}

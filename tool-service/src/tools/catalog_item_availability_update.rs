@@ -1,0 +1,115 @@
+//! `chataigne_catalog_item_availability_update` ↔
+//! `Catalog/UpdateCatalogItemAvailability`: marks an item sold out (until
+//! when) or available again, only if its availability is still the one the
+//! caller observed (checked atomically by the store).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::venue_view;
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{Availability, AvailabilityChange, CatalogItem, DomainError};
+use crate::present;
+use crate::store::{GuardedWrite, Store};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_catalog_item_availability_update",
+    title: "Mark a catalog item sold out or available",
+    description: "Marks one menu item as sold out (optionally with the time it is expected \
+back) or as available again. Suited to a dish or product that ran out or was restocked. \
+`item_id` comes from chataigne_catalog_items_list; `expected_availability` is the \
+`availability` that listing returned, and the change is refused with \
+MCP_EXPECTED_STATE_MISMATCH (carrying the current availability) when it changed since. \
+`available_again_at` is an ISO 8601 date-time with offset in the future, accepted with \
+`sold_out` only; once it passes, the item counts as available. Returns the item after the \
+change.",
+    scope: "catalog.updateAvailability",
+    kind: ToolKind::Write,
+    deadline: DeadlineClass::Write,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Catalog/UpdateCatalogItemAvailability",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogItemAvailabilityUpdateInput {
+    /// Item ID as returned by chataigne_catalog_items_list, e.g. "itm_01paris11_004".
+    #[schemars(length(min = 1, max = 64))]
+    pub item_id: String,
+    /// The new availability: `available` or `sold_out`.
+    pub availability: Availability,
+    /// The availability as last observed in chataigne_catalog_items_list: `available` or `sold_out`.
+    pub expected_availability: Availability,
+    /// When the item is expected back, ISO 8601 date-time with offset, e.g. "2026-03-01T18:00:00+01:00"; in the future; only with `sold_out`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
+    pub available_again_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CatalogItemAvailabilityUpdateOutput {
+    /// The item after the change.
+    pub item: CatalogItem,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn catalog_item_availability_update(
+        &self,
+        input: CatalogItemAvailabilityUpdateInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<CatalogItemAvailabilityUpdateOutput>, DomainError> {
+        let again_at_ms = input
+            .available_again_at
+            .as_deref()
+            .map(|v| present::parse_timestamp("available_again_at", v))
+            .transpose()?;
+        let change = AvailabilityChange::new(
+            input.availability,
+            input.expected_availability,
+            again_at_ms,
+            ctx.now_ms,
+        )?;
+        let owner = self
+            .store
+            .catalog_item_owner(&input.item_id)
+            .await?
+            .ok_or(DomainError::Forbidden)?;
+        self.access
+            .authorize(&ctx.credential, SPEC.scope, &owner)
+            .await?;
+        let record = match self
+            .store
+            .update_item_availability(&input.item_id, &change, ctx.now_ms)
+            .await?
+        {
+            GuardedWrite::Updated(record) => record,
+            GuardedWrite::Mismatch(current) => {
+                let current = venue_view::catalog_item(current, ctx.now_ms, ctx.locale)?;
+                return Err(DomainError::ExpectedStateMismatch {
+                    current: current.availability.as_str().to_owned(),
+                });
+            }
+            GuardedWrite::Missing => return Err(DomainError::NotFound),
+        };
+        let item = venue_view::catalog_item(record, ctx.now_ms, ctx.locale)?;
+        let mut text = format!(
+            "{} · {} · {}",
+            item.name, item.location_name, item.availability_label
+        );
+        if let Some(at) = &item.available_again_at {
+            text.push_str(if ctx.locale == "fr" {
+                " · de retour le "
+            } else {
+                " · back at "
+            });
+            text.push_str(at);
+        }
+        Ok(ToolOutput {
+            data: CatalogItemAvailabilityUpdateOutput { item },
+            text,
+            next_cursor: None,
+        })
+    }
+}

@@ -1,0 +1,139 @@
+//! `chataigne_catalog_items_list` ↔ `Catalog/ListCatalogItems`: a page of one
+//! location's menu items, by name, with price, category and availability.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::support::{binding, fingerprint, page_request, paginate};
+use super::venue_view;
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{Availability, CatalogFilter, CatalogItem, DomainError, PageAfter};
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_catalog_items_list",
+    title: "List catalog items",
+    description: "Lists the menu items of one location, sorted by name, with price \
+(amount in minor units, currency and display string), category name, availability \
+(available or sold_out) and, for sold-out items, the expected return time (ISO 8601 with the \
+location's UTC offset). Suited to questions about the menu, prices or what is sold out, and \
+to finding the `item_id` that chataigne_catalog_item_availability_update takes. \
+`location_id` comes from chataigne_locations_list; `category_id` from an earlier listing; \
+`text` matches names containing it, ignoring case of unaccented letters. Returns at most \
+`limit` items (20 by default, 50 at most) and, when more exist, `meta.next_cursor` to pass \
+unchanged with the same filters.",
+    scope: "catalog.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Catalog/ListCatalogItems",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogItemsListInput {
+    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    #[schemars(length(min = 1, max = 64))]
+    pub location_id: String,
+    /// Only items of this category, ID as returned in `category_id` of an earlier listing, e.g. "cat_01paris11_02".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64))]
+    pub category_id: Option<String>,
+    /// Only items currently `available` or currently `sold_out`. Omitted: both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability: Option<Availability>,
+    /// Only items whose name contains this text (trimmed, case-insensitive for unaccented letters), up to 100 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 100))]
+    pub text: Option<String>,
+    /// Page size, 1 to 50; 20 when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// `meta.next_cursor` of the previous page, unchanged, with the same filters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CatalogItemsListOutput {
+    /// Items sorted by name.
+    pub items: Vec<CatalogItem>,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn catalog_items_list(
+        &self,
+        input: CatalogItemsListInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<CatalogItemsListOutput>, DomainError> {
+        let name_contains = CatalogFilter::text(input.text.as_deref())?;
+        let (_, principal) = self
+            .authorize_location(&input.location_id, SPEC.scope, ctx)
+            .await?;
+        // The normalized text is what the cursor is bound to.
+        let mut bound_input = input.clone();
+        bound_input.text = name_contains.clone();
+        let filters = fingerprint(&bound_input);
+        let bound = binding(SPEC.name, &filters, &principal);
+        let page = page_request(
+            &self.cursors,
+            input.limit,
+            input.cursor.as_deref(),
+            bound,
+            ctx,
+        )?;
+        // Availability in force at this call's time (a passed return time
+        // counts as available).
+        let filter = CatalogFilter {
+            location_id: input.location_id.clone(),
+            category_id: input.category_id.clone(),
+            availability: input.availability,
+            name_contains,
+            now_ms: ctx.now_ms,
+        };
+        let records = self.store.list_catalog_items(&filter, &page).await?;
+        let (records, next_cursor) = paginate(
+            records,
+            &page,
+            |r| PageAfter {
+                key: r.name.clone(),
+                id: r.id.clone(),
+            },
+            &self.cursors,
+            bound,
+            ctx,
+        );
+        let items = records
+            .into_iter()
+            .map(|r| venue_view::catalog_item(r, ctx.now_ms, ctx.locale))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut text = match (ctx.locale, items.len()) {
+            ("fr", 0) => "Aucun article ne correspond.".to_owned(),
+            ("fr", n) => format!("{n} article(s), par nom."),
+            (_, 0) => "No items match.".to_owned(),
+            (_, n) => format!("{n} item(s), by name."),
+        };
+        for item in items.iter().take(10) {
+            text.push_str(&format!(
+                "\n- {} · {} · {} · {}",
+                item.name, item.category_name, item.price.display, item.availability_label
+            ));
+        }
+        if next_cursor.is_some() {
+            text.push_str(if ctx.locale == "fr" {
+                "\nD'autres articles suivent (meta.next_cursor)."
+            } else {
+                "\nMore items follow (meta.next_cursor)."
+            });
+        }
+        Ok(ToolOutput {
+            data: CatalogItemsListOutput { items },
+            text,
+            next_cursor,
+        })
+    }
+}

@@ -1,0 +1,153 @@
+//! `chataigne_conversation_get` ↔ `Conversations/GetConversation`: one
+//! conversation with up to 100 of its messages, newest first, and a cursor
+//! towards older ones.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::customer_view::{conversation, message};
+use super::support::{binding, fingerprint, paginate};
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{ConversationSummary, DomainError, PageAfter, PageRequest, TranscriptMessage};
+use crate::store::Store;
+
+/// Messages per call by default and at most (seed 001).
+pub const DEFAULT_MESSAGES: u32 = 50;
+pub const MAX_MESSAGES: u32 = 100;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_conversation_get",
+    title: "Get a conversation",
+    description: "Returns one conversation (customer, channel, status, message count) with \
+its messages, newest first: who wrote each one (customer, staff, assistant, or an internal \
+instruction to the assistant), its text and its time in the location's timezone. Suited to \
+reading what a customer asked and what was answered. `conversation_id` comes from \
+chataigne_conversations_list. Returns at most `limit` messages (50 by default, 100 at most) \
+and, when older messages exist, `meta.next_cursor` to pass unchanged with the same \
+`conversation_id` for the previous ones. A conversation the signed-in user cannot access is \
+reported exactly like one that does not exist.",
+    scope: "conversations.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Conversations/GetConversation",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationGetInput {
+    /// Conversation ID as returned by chataigne_conversations_list, e.g. "conv_01paris11_07".
+    #[schemars(length(min = 1, max = 64))]
+    pub conversation_id: String,
+    /// Messages per call, 1 to 100; 50 when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+    /// `meta.next_cursor` of the previous call, unchanged, for older messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ConversationGetOutput {
+    pub conversation: ConversationSummary,
+    /// Messages, newest first.
+    pub messages: Vec<TranscriptMessage>,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn conversation_get(
+        &self,
+        input: ConversationGetInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<ConversationGetOutput>, DomainError> {
+        let owner = self
+            .store
+            .conversation_owner(&input.conversation_id)
+            .await?
+            .ok_or(DomainError::Forbidden)?;
+        let principal = self
+            .access
+            .authorize(&ctx.credential, SPEC.scope, &owner)
+            .await?;
+        let limit = input.limit.unwrap_or(DEFAULT_MESSAGES);
+        if !(1..=MAX_MESSAGES).contains(&limit) {
+            return Err(DomainError::invalid(
+                "limit",
+                format!("must be between 1 and {MAX_MESSAGES}"),
+            ));
+        }
+        let filters = fingerprint(&input);
+        let bound = binding(SPEC.name, &filters, &principal);
+        let after = match input.cursor.as_deref() {
+            Some(cursor) if !cursor.is_empty() => {
+                Some(self.cursors.decode(cursor, bound, ctx.now_ms)?)
+            }
+            _ => None,
+        };
+        let page = PageRequest { limit, after };
+        let record = self
+            .store
+            .get_conversation(&input.conversation_id)
+            .await?
+            .ok_or(DomainError::NotFound)?;
+        let timezone = record.timezone.clone();
+        let records = self
+            .store
+            .list_messages(&input.conversation_id, &page)
+            .await?;
+        let (records, next_cursor) = paginate(
+            records,
+            &page,
+            |r| PageAfter {
+                key: r.created_at_ms.to_string(),
+                id: r.id.clone(),
+            },
+            &self.cursors,
+            bound,
+            ctx,
+        );
+        let conversation = conversation(record)?;
+        let messages = records
+            .into_iter()
+            .map(|r| message(r, &timezone))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut text = if ctx.locale == "fr" {
+            format!(
+                "Conversation avec {} ({}, {}) : {} message(s) sur {}, du plus récent au plus ancien.",
+                conversation.customer_name,
+                conversation.channel.as_str(),
+                conversation.status.as_str(),
+                messages.len(),
+                conversation.message_count
+            )
+        } else {
+            format!(
+                "Conversation with {} ({}, {}): {} of {} message(s), newest first.",
+                conversation.customer_name,
+                conversation.channel.as_str(),
+                conversation.status.as_str(),
+                messages.len(),
+                conversation.message_count
+            )
+        };
+        if next_cursor.is_some() {
+            text.push_str(if ctx.locale == "fr" {
+                " Messages plus anciens : meta.next_cursor."
+            } else {
+                " Older messages: meta.next_cursor."
+            });
+        }
+        Ok(ToolOutput {
+            data: ConversationGetOutput {
+                conversation,
+                messages,
+            },
+            text,
+            next_cursor,
+        })
+    }
+}

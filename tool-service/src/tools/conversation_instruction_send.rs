@@ -1,0 +1,48 @@
+//! `chataigne_conversation_instruction_send` ↔
+//! `ConversationWrites/SendInstruction`: an instruction to the assistant
+//! handling a conversation (the customer does not see it), at most once per key.
+
+use super::conversation_post::{Audience, InstructionSendInput, MessageSendOutput, Post};
+use super::idempotency::Written;
+use super::{CallContext, DeadlineClass, ToolKind, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::DomainError;
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_conversation_instruction_send",
+    title: "Instruct a conversation's assistant",
+    description: "Records an instruction for the assistant that handles one customer \
+conversation (for example a promise to honour or a topic to avoid); the customer does not \
+see it. `conversation_id` comes from chataigne_conversations_list or \
+chataigne_conversation_get; `idempotency_key` is a new random string (8 to 255 characters) \
+for each intended instruction, reused only to retry that same instruction: a retry with the \
+same key and arguments returns the first result with `meta.replayed: true` and records \
+nothing twice. Returns the instruction's message ID and time (ISO 8601 with the location's \
+offset). A conversation the signed-in user cannot access is reported exactly like one that \
+does not exist.",
+    scope: "conversations.write",
+    kind: ToolKind::Write,
+    deadline: DeadlineClass::Write,
+    idempotency_key_required: true,
+    open_world: false,
+    rpc: "chataigne.tools.v1.ConversationWrites/SendInstruction",
+};
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn conversation_instruction_send(
+        &self,
+        input: InstructionSendInput,
+        ctx: &CallContext,
+    ) -> Result<Written<MessageSendOutput>, DomainError> {
+        let post = Post {
+            spec: &SPEC,
+            audience: Audience::Assistant,
+            conversation_id: &input.conversation_id,
+            text: &input.text,
+            idempotency_key: &input.idempotency_key,
+            input: &input,
+        };
+        self.post(post, ctx).await
+    }
+}

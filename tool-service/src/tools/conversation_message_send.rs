@@ -1,0 +1,47 @@
+//! `chataigne_conversation_message_send` ↔ `ConversationWrites/SendMessage`:
+//! a message to the customer of a conversation, at most once per key.
+
+use super::conversation_post::{Audience, MessageSendInput, MessageSendOutput, Post};
+use super::idempotency::Written;
+use super::{CallContext, DeadlineClass, ToolKind, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::DomainError;
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_conversation_message_send",
+    title: "Send a message to a customer",
+    description: "Sends a message to the customer of one conversation, through the \
+conversation's channel (SMS, WhatsApp, web chat or email). The text leaves the restaurant: \
+it is read by the customer as written. `conversation_id` comes from \
+chataigne_conversations_list or chataigne_conversation_get; `idempotency_key` is a new random \
+string (8 to 255 characters) for each intended message, reused only to retry that same \
+message: a retry with the same key and arguments returns the first result with \
+`meta.replayed: true` and sends nothing twice. Returns the message ID, channel, delivery \
+state (`queued`) and time (ISO 8601 with the location's offset). A conversation the \
+signed-in user cannot access is reported exactly like one that does not exist.",
+    scope: "conversations.write",
+    kind: ToolKind::Write,
+    deadline: DeadlineClass::Write,
+    idempotency_key_required: true,
+    open_world: true,
+    rpc: "chataigne.tools.v1.ConversationWrites/SendMessage",
+};
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn conversation_message_send(
+        &self,
+        input: MessageSendInput,
+        ctx: &CallContext,
+    ) -> Result<Written<MessageSendOutput>, DomainError> {
+        let post = Post {
+            spec: &SPEC,
+            audience: Audience::Customer,
+            conversation_id: &input.conversation_id,
+            text: &input.text,
+            idempotency_key: &input.idempotency_key,
+            input: &input,
+        };
+        self.post(post, ctx).await
+    }
+}

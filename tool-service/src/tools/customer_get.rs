@@ -1,0 +1,106 @@
+//! `chataigne_customer_get` ↔ `Customers/GetCustomer`: one customer with
+//! masked contact details and a summary of their latest orders.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::customer_view::customer;
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{Customer, DomainError, Order};
+use crate::present;
+use crate::store::Store;
+
+/// Orders in the summary of a customer.
+pub const RECENT_ORDERS: u32 = 5;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_customer_get",
+    title: "Get a customer",
+    description: "Returns one customer with masked e-mail and phone, number of orders, time \
+of the last order and the five most recent orders (number, location, status, total, time). \
+Suited to questions about a specific customer's history with the restaurant. `customer_id` \
+comes from chataigne_customers_list, chataigne_orders_list or chataigne_conversations_list. \
+Full contact details are not returned. A customer the signed-in user cannot access is \
+reported exactly like one that does not exist.",
+    scope: "customers.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Customers/GetCustomer",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CustomerGetInput {
+    /// Customer ID as returned by chataigne_customers_list, e.g. "cus_01bistrochataigne_0042".
+    #[schemars(length(min = 1, max = 64))]
+    pub customer_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CustomerGetOutput {
+    pub customer: Customer,
+    /// The five most recent orders, newest first, without lines.
+    pub recent_orders: Vec<Order>,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn customer_get(
+        &self,
+        input: CustomerGetInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<CustomerGetOutput>, DomainError> {
+        let owner = self
+            .store
+            .customer_owner(&input.customer_id)
+            .await?
+            .ok_or(DomainError::Forbidden)?;
+        self.access
+            .authorize(&ctx.credential, SPEC.scope, &owner)
+            .await?;
+        let record = self
+            .store
+            .get_customer(&input.customer_id)
+            .await?
+            .ok_or(DomainError::NotFound)?;
+        let recent_orders = self
+            .store
+            .customer_recent_orders(&input.customer_id, RECENT_ORDERS)
+            .await?
+            .into_iter()
+            .map(|r| present::order(r, Vec::new(), ctx.locale))
+            .collect::<Result<Vec<_>, _>>()?;
+        let customer = customer(record);
+        let mut text = if ctx.locale == "fr" {
+            format!(
+                "{} ({}) · {} commande(s) · coordonnées masquées.",
+                customer.name, customer.organization_name, customer.order_count
+            )
+        } else {
+            format!(
+                "{} ({}) · {} order(s) · contact details masked.",
+                customer.name, customer.organization_name, customer.order_count
+            )
+        };
+        for order in &recent_orders {
+            text.push_str(&format!(
+                "\n- {} · {} · {} · {} · {}",
+                order.number,
+                order.location_name,
+                order.status.as_str(),
+                order.total.display,
+                order.created_at
+            ));
+        }
+        Ok(ToolOutput {
+            data: CustomerGetOutput {
+                customer,
+                recent_orders,
+            },
+            text,
+            next_cursor: None,
+        })
+    }
+}

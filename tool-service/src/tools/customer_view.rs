@@ -1,0 +1,66 @@
+//! Presentation of stored customers and conversations: contact details
+//! masked, times with the relevant location's UTC offset, statuses parsed.
+
+use crate::domain::{
+    ConversationChannel, ConversationStatus, ConversationSummary, Customer, DomainError,
+    SenderKind, TranscriptMessage, mask_email, mask_phone,
+};
+use crate::present::timestamp;
+use crate::store::{ConversationRecord, CustomerRecord, MessageRecord};
+
+pub fn customer(record: CustomerRecord) -> Customer {
+    Customer {
+        email_masked: record.email.as_deref().map(mask_email),
+        phone_masked: record.phone.as_deref().map(mask_phone),
+        order_count: u32::try_from(record.order_count).unwrap_or(u32::MAX),
+        last_order_at: record
+            .last_order_at_ms
+            .map(|ms| timestamp(ms, record.last_order_timezone.as_deref().unwrap_or("UTC"))),
+        created_at: timestamp(record.created_at_ms, "UTC"),
+        id: record.id,
+        name: record.display_name,
+        organization_id: record.organization_id,
+        organization_name: record.organization_name,
+        location_id: record.location_id,
+    }
+}
+
+pub fn conversation(record: ConversationRecord) -> Result<ConversationSummary, DomainError> {
+    let channel = ConversationChannel::parse(&record.channel)
+        .ok_or_else(|| DomainError::Internal(format!("unknown channel {}", record.channel)))?;
+    let status = ConversationStatus::parse(&record.status).ok_or_else(|| {
+        DomainError::Internal(format!("unknown conversation status {}", record.status))
+    })?;
+    Ok(ConversationSummary {
+        message_count: u32::try_from(record.message_count).unwrap_or(u32::MAX),
+        last_message_preview: record
+            .last_message_body
+            .as_deref()
+            .map(crate::domain::conversation_preview)
+            .unwrap_or_default(),
+        last_message_sender: record
+            .last_message_sender
+            .as_deref()
+            .and_then(SenderKind::parse),
+        created_at: timestamp(record.created_at_ms, &record.timezone),
+        last_message_at: timestamp(record.last_message_at_ms, &record.timezone),
+        channel,
+        status,
+        id: record.id,
+        location_id: record.location_id,
+        location_name: record.location_name,
+        customer_id: record.customer_id,
+        customer_name: record.customer_name,
+    })
+}
+
+pub fn message(record: MessageRecord, timezone: &str) -> Result<TranscriptMessage, DomainError> {
+    let sender = SenderKind::parse(&record.sender)
+        .ok_or_else(|| DomainError::Internal(format!("unknown sender {}", record.sender)))?;
+    Ok(TranscriptMessage {
+        created_at: timestamp(record.created_at_ms, timezone),
+        sender,
+        id: record.id,
+        body: record.body,
+    })
+}

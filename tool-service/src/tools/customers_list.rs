@@ -1,0 +1,164 @@
+//! `chataigne_customers_list` ↔ `Customers/ListCustomers`: a page of an
+//! organization's customers (optionally those of one location), by name,
+//! with masked contact details. The name filter is not logged.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::customer_view::customer;
+use super::support::{binding, fingerprint, page_request, paginate};
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{Customer, CustomerFilter, DomainError, PageAfter, like_pattern};
+use crate::store::{Owner, Store};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_customers_list",
+    title: "List customers",
+    description: "Lists the customers of one organization, or of one of its locations, sorted \
+by name, with masked e-mail and phone, number of orders and time of the last order. Suited to \
+finding a customer, checking how often someone orders, or reviewing a location's clientele. \
+`organization_id` comes from chataigne_organizations_list and `location_id` from \
+chataigne_locations_list; with `location_id`, only customers of that location are listed and \
+their order figures count that location only. `name_query` matches part of the name, ignoring the case of \
+unaccented letters. Returns at most `limit` customers (20 by default, 50 at most) and, when more exist, \
+`meta.next_cursor` to pass unchanged with the same filters. Full contact details are not \
+returned.",
+    scope: "customers.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Customers/ListCustomers",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CustomersListInput {
+    /// Organization ID as returned by chataigne_organizations_list, e.g. "org_01bistrochataigne".
+    #[schemars(length(min = 1, max = 64))]
+    pub organization_id: String,
+    /// Location ID of that organization as returned by chataigne_locations_list, e.g. "loc_01paris11". Omitted: the whole organization.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64))]
+    pub location_id: Option<String>,
+    /// Part of the customer's name, 2 to 100 characters, ignoring the case of unaccented letters, e.g. "martin".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 100))]
+    pub name_query: Option<String>,
+    /// Page size, 1 to 50; 20 when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// `meta.next_cursor` of the previous page, unchanged, with the same filters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CustomersListOutput {
+    /// Customers sorted by name, contact details masked.
+    pub customers: Vec<Customer>,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn customers_list(
+        &self,
+        input: CustomersListInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<CustomersListOutput>, DomainError> {
+        let owner = match &input.location_id {
+            Some(location_id) => {
+                let owner = self
+                    .store
+                    .location_owner(location_id)
+                    .await?
+                    .ok_or(DomainError::Forbidden)?;
+                if owner.organization_id != input.organization_id {
+                    // A location of another organization is answered like an unknown one.
+                    return Err(DomainError::Forbidden);
+                }
+                owner
+            }
+            None => {
+                self.store
+                    .get_organization(&input.organization_id)
+                    .await?
+                    .ok_or(DomainError::Forbidden)?;
+                Owner {
+                    organization_id: input.organization_id.clone(),
+                    location_id: None,
+                }
+            }
+        };
+        let principal = self
+            .access
+            .authorize(&ctx.credential, SPEC.scope, &owner)
+            .await?;
+        if let Some(query) = &input.name_query
+            && !(2..=100).contains(&query.chars().count())
+        {
+            return Err(DomainError::invalid(
+                "name_query",
+                "between 2 and 100 characters",
+            ));
+        }
+        let filter = CustomerFilter {
+            organization_id: input.organization_id.clone(),
+            location_id: input.location_id.clone(),
+            name_pattern: input.name_query.as_deref().map(like_pattern),
+        };
+        let filters = fingerprint(&input);
+        let bound = binding(SPEC.name, &filters, &principal);
+        let page = page_request(
+            &self.cursors,
+            input.limit,
+            input.cursor.as_deref(),
+            bound,
+            ctx,
+        )?;
+        let records = self.store.list_customers(&filter, &page).await?;
+        let (records, next_cursor) = paginate(
+            records,
+            &page,
+            |r| PageAfter {
+                key: r.display_name.clone(),
+                id: r.id.clone(),
+            },
+            &self.cursors,
+            bound,
+            ctx,
+        );
+        let customers: Vec<Customer> = records.into_iter().map(customer).collect();
+        let mut text = match (ctx.locale, customers.len()) {
+            ("fr", 0) => "Aucun client ne correspond.".to_owned(),
+            ("fr", n) => format!("{n} client(s), par nom ; coordonnées masquées."),
+            (_, 0) => "No customers match.".to_owned(),
+            (_, n) => format!("{n} customer(s), by name; contact details masked."),
+        };
+        for c in customers.iter().take(10) {
+            let orders = if ctx.locale == "fr" {
+                "commande(s)"
+            } else {
+                "order(s)"
+            };
+            text.push_str(&format!(
+                "\n- {} ({}) · {} {orders}",
+                c.name, c.id, c.order_count
+            ));
+        }
+        if next_cursor.is_some() {
+            text.push_str(if ctx.locale == "fr" {
+                "\nD'autres clients suivent (meta.next_cursor)."
+            } else {
+                "\nMore customers follow (meta.next_cursor)."
+            });
+        }
+        Ok(ToolOutput {
+            data: CustomersListOutput { customers },
+            text,
+            next_cursor,
+        })
+    }
+}

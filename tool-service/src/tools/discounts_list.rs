@@ -1,0 +1,139 @@
+//! `chataigne_discounts_list` ↔ `Locations/ListDiscounts`: the discounts
+//! valid in one location (its own and its organization's), by name.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::support::{binding, fingerprint, page_request, paginate};
+use super::venue_view;
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{Discount, DomainError, PageAfter};
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_discounts_list",
+    title: "List discounts",
+    description: "Lists the discounts of one location, including those of its organization \
+that apply in every location, sorted by name: code (absent for automatic discounts), kind \
+(percent or amount), value (basis points for percent, money for amount, plus a display \
+string), status, whether it applies right now, and validity window (ISO 8601 with the \
+location's UTC offset). Suited to questions about current or planned promotions. \
+`location_id` comes from chataigne_locations_list; `active` true keeps discounts that apply \
+now, false keeps the others, omitted keeps both. Returns at most `limit` discounts (20 by \
+default, 50 at most) and, when more exist, `meta.next_cursor` to pass unchanged with the same \
+filters.",
+    scope: "discounts.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Locations/ListDiscounts",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiscountsListInput {
+    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    #[schemars(length(min = 1, max = 64))]
+    pub location_id: String,
+    /// true: only discounts that apply now; false: only those that do not (scheduled, expired, disabled). Omitted: both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active: Option<bool>,
+    /// Page size, 1 to 50; 20 when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// `meta.next_cursor` of the previous page, unchanged, with the same filters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DiscountsListOutput {
+    /// Discounts sorted by name.
+    pub discounts: Vec<Discount>,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn discounts_list(
+        &self,
+        input: DiscountsListInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<DiscountsListOutput>, DomainError> {
+        let (owner, principal) = self
+            .authorize_location(&input.location_id, SPEC.scope, ctx)
+            .await?;
+        let location = self
+            .store
+            .get_location(&input.location_id)
+            .await?
+            .ok_or(DomainError::NotFound)?;
+        let filters = fingerprint(&input);
+        let bound = binding(SPEC.name, &filters, &principal);
+        let page = page_request(
+            &self.cursors,
+            input.limit,
+            input.cursor.as_deref(),
+            bound,
+            ctx,
+        )?;
+        let records = self
+            .store
+            .list_discounts(&owner, input.active, ctx.now_ms, &page)
+            .await?;
+        let (records, next_cursor) = paginate(
+            records,
+            &page,
+            |r| PageAfter {
+                key: r.name.clone(),
+                id: r.id.clone(),
+            },
+            &self.cursors,
+            bound,
+            ctx,
+        );
+        let discounts = records
+            .into_iter()
+            .map(|r| venue_view::discount(r, &location, ctx.now_ms, ctx.locale))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut text = match (ctx.locale, discounts.len()) {
+            ("fr", 0) => "Aucune remise ne correspond.".to_owned(),
+            ("fr", n) => format!("{n} remise(s) pour {}.", location.name),
+            (_, 0) => "No discounts match.".to_owned(),
+            (_, n) => format!("{n} discount(s) for {}.", location.name),
+        };
+        for discount in discounts.iter().take(10) {
+            let state = match (ctx.locale, discount.in_force) {
+                ("fr", true) => "en vigueur",
+                ("fr", false) => "inactive",
+                (_, true) => "in force",
+                (_, false) => "not in force",
+            };
+            text.push_str(&format!(
+                "\n- {} · {} · {}{}",
+                discount.name,
+                discount.value_display,
+                state,
+                discount
+                    .code
+                    .as_deref()
+                    .map(|c| format!(" · {c}"))
+                    .unwrap_or_default()
+            ));
+        }
+        if next_cursor.is_some() {
+            text.push_str(if ctx.locale == "fr" {
+                "\nD'autres remises suivent (meta.next_cursor)."
+            } else {
+                "\nMore discounts follow (meta.next_cursor)."
+            });
+        }
+        Ok(ToolOutput {
+            data: DiscountsListOutput { discounts },
+            text,
+            next_cursor,
+        })
+    }
+}

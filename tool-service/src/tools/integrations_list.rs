@@ -1,0 +1,127 @@
+//! `chataigne_integrations_list` ↔ `Locations/ListIntegrations`: what a
+//! location is connected to and how healthy each connection is. Credentials
+//! are not part of the model, so they cannot be returned.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::support::{binding, fingerprint, page_request, paginate};
+use super::venue_view;
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{DomainError, Integration, PageAfter};
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_integrations_list",
+    title: "List integrations",
+    description: "Lists the integrations serving one location (its own and those of its \
+organization), sorted by name: display name, kind (pos, delivery, payments, accounting, \
+marketing, reservations, other), health (ok, degraded, down) and last synchronization time \
+(ISO 8601 with the location's UTC offset). Suited to questions such as why orders from a \
+delivery channel stopped or whether the till is in sync. Connection secrets are not part of \
+the result. `location_id` comes from chataigne_locations_list. Returns at most `limit` \
+integrations (20 by default, 50 at most) and, when more exist, `meta.next_cursor` to pass \
+unchanged with the same `location_id`.",
+    scope: "integrations.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Locations/ListIntegrations",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IntegrationsListInput {
+    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    #[schemars(length(min = 1, max = 64))]
+    pub location_id: String,
+    /// Page size, 1 to 50; 20 when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// `meta.next_cursor` of the previous page, unchanged, with the same location.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IntegrationsListOutput {
+    /// Integrations sorted by name.
+    pub integrations: Vec<Integration>,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn integrations_list(
+        &self,
+        input: IntegrationsListInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<IntegrationsListOutput>, DomainError> {
+        let (owner, principal) = self
+            .authorize_location(&input.location_id, SPEC.scope, ctx)
+            .await?;
+        let location = self
+            .store
+            .get_location(&input.location_id)
+            .await?
+            .ok_or(DomainError::NotFound)?;
+        let filters = fingerprint(&input);
+        let bound = binding(SPEC.name, &filters, &principal);
+        let page = page_request(
+            &self.cursors,
+            input.limit,
+            input.cursor.as_deref(),
+            bound,
+            ctx,
+        )?;
+        let records = self.store.list_integrations(&owner, &page).await?;
+        let (records, next_cursor) = paginate(
+            records,
+            &page,
+            |r| PageAfter {
+                key: r.name.clone(),
+                id: r.id.clone(),
+            },
+            &self.cursors,
+            bound,
+            ctx,
+        );
+        let integrations = records
+            .into_iter()
+            .map(|r| venue_view::integration(r, &location.timezone, ctx.locale))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut text = if ctx.locale == "fr" {
+            format!(
+                "{} intégration(s) pour {}.",
+                integrations.len(),
+                location.name
+            )
+        } else {
+            format!(
+                "{} integration(s) for {}.",
+                integrations.len(),
+                location.name
+            )
+        };
+        for integration in &integrations {
+            text.push_str(&format!(
+                "\n- {} · {}",
+                integration.name, integration.health_label
+            ));
+        }
+        if next_cursor.is_some() {
+            text.push_str(if ctx.locale == "fr" {
+                "\nD'autres intégrations suivent (meta.next_cursor)."
+            } else {
+                "\nMore integrations follow (meta.next_cursor)."
+            });
+        }
+        Ok(ToolOutput {
+            data: IntegrationsListOutput { integrations },
+            text,
+            next_cursor,
+        })
+    }
+}

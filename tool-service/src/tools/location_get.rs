@@ -1,0 +1,90 @@
+//! `chataigne_location_get` ↔ `Locations/GetLocation`: one location with its
+//! address, timezone, currency and current order intake.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::venue_view;
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{DomainError, Location, LocationStatus};
+use crate::present;
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_location_get",
+    title: "Get a location",
+    description: "Returns one location (restaurant) with its address, IANA timezone, \
+currency and current order intake: accepting orders or paused, with the planned end of the \
+pause and its reason when set. Suited to questions about where a restaurant is, which \
+timezone or currency it uses, or whether it takes orders right now. `location_id` comes from \
+chataigne_locations_list. Times are ISO 8601 with the location's UTC offset. A location the \
+signed-in user cannot access is reported exactly like one that does not exist.",
+    scope: "location.read",
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Locations/GetLocation",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LocationGetInput {
+    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    #[schemars(length(min = 1, max = 64))]
+    pub location_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LocationGetOutput {
+    pub location: Location,
+    /// Current order intake.
+    pub status: LocationStatus,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn location_get(
+        &self,
+        input: LocationGetInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<LocationGetOutput>, DomainError> {
+        self.authorize_location(&input.location_id, SPEC.scope, ctx)
+            .await?;
+        let record = self
+            .store
+            .get_location(&input.location_id)
+            .await?
+            .ok_or(DomainError::NotFound)?;
+        let status = self
+            .store
+            .location_status(&input.location_id)
+            .await?
+            .ok_or(DomainError::NotFound)?;
+        let status = venue_view::location_status(status, ctx.now_ms, ctx.locale)?;
+        let location = present::location(record);
+        let mut text = format!(
+            "{} · {}, {} {} · {} · {} · {}",
+            location.name,
+            location.address.line1,
+            location.address.postal_code,
+            location.address.city,
+            location.timezone,
+            location.currency,
+            status.status_label
+        );
+        if let Some(until) = &status.paused_until {
+            text.push_str(if ctx.locale == "fr" {
+                " jusqu'au "
+            } else {
+                " until "
+            });
+            text.push_str(until);
+        }
+        Ok(ToolOutput {
+            data: LocationGetOutput { location, status },
+            text,
+            next_cursor: None,
+        })
+    }
+}

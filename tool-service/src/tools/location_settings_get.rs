@@ -1,0 +1,110 @@
+//! `chataigne_location_settings_get` ↔ `Locations/GetLocationSettings`: the
+//! requested settings sections of one location. The call needs
+//! `settings.read` and the scope of every requested section; one missing
+//! scope refuses the whole call.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::venue_view;
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{DomainError, LocationSettings, SETTINGS_SCOPE, SettingsSection};
+use crate::store::Store;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_location_settings_get",
+    title: "Get a location's settings",
+    description: "Returns chosen sections of a location's settings: store (public name, \
+description, phone, languages), order (fulfillment types, preparation time, minimum order), \
+opening_hours (per weekday, local time of the location, \"HH:MM\"), delivery (radius in km, \
+fee, free-delivery threshold, delivery time in minutes), payment_methods, ai (assistant on or \
+off, tone, languages), loyalty (points per currency unit, reward), referrals (rewards) and \
+notifications (channels and alerts). Suited to questions about how a restaurant is set up. \
+`location_id` comes from chataigne_locations_list; `sections` lists 1 to 9 distinct section \
+names. Each section has its own scope besides settings.read, and the call is refused as a \
+whole (MCP_SCOPE_REQUIRED naming the scope) when one is missing. Amounts carry their currency \
+and a display string.",
+    scope: SETTINGS_SCOPE,
+    kind: ToolKind::Read,
+    deadline: DeadlineClass::Read,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Locations/GetLocationSettings",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LocationSettingsGetInput {
+    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    #[schemars(length(min = 1, max = 64))]
+    pub location_id: String,
+    /// Sections to return, 1 to 9 distinct values among store, order, opening_hours, delivery, payment_methods, ai, loyalty, referrals, notifications.
+    #[schemars(length(min = 1, max = 9), extend("uniqueItems" = true))]
+    pub sections: Vec<SettingsSection>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LocationSettingsGetOutput {
+    /// The requested sections; a section never configured is absent.
+    pub settings: LocationSettings,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn location_settings_get(
+        &self,
+        input: LocationSettingsGetInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<LocationSettingsGetOutput>, DomainError> {
+        let mut sections = input.sections.clone();
+        sections.sort_by_key(|s| s.as_str());
+        sections.dedup();
+        if sections.is_empty() || sections.len() != input.sections.len() {
+            return Err(DomainError::invalid(
+                "sections",
+                "expected 1 to 9 distinct sections",
+            ));
+        }
+        let (owner, _) = self
+            .authorize_location(&input.location_id, SETTINGS_SCOPE, ctx)
+            .await?;
+        // Every section's own scope, each checked live; the first refusal
+        // refuses the whole call before anything is read.
+        for section in &input.sections {
+            self.access
+                .authorize(&ctx.credential, section.scope(), &owner)
+                .await?;
+        }
+        let location = self
+            .store
+            .get_location(&input.location_id)
+            .await?
+            .ok_or(DomainError::NotFound)?;
+        let records = self
+            .store
+            .location_settings(&input.location_id, &sections)
+            .await?;
+        let settings = venue_view::settings(location, &records, ctx.locale)?;
+        let names: Vec<&str> = input.sections.iter().map(|s| s.as_str()).collect();
+        let text = if ctx.locale == "fr" {
+            format!(
+                "Réglages de {} : {} (heures locales, fuseau {}).",
+                settings.location_name,
+                names.join(", "),
+                settings.timezone
+            )
+        } else {
+            format!(
+                "Settings of {}: {} (local times, timezone {}).",
+                settings.location_name,
+                names.join(", "),
+                settings.timezone
+            )
+        };
+        Ok(ToolOutput {
+            data: LocationSettingsGetOutput { settings },
+            text,
+            next_cursor: None,
+        })
+    }
+}

@@ -1,0 +1,103 @@
+//! `chataigne_location_status_update` ↔ `Locations/UpdateLocationStatus`:
+//! pauses or resumes a location's order intake, only if the intake is still
+//! the one the caller observed (checked atomically by the store).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::location_status_get::status_text;
+use super::venue_view;
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{DomainError, IntakeStatus, LocationStatus, PauseReason, StatusChange};
+use crate::present;
+use crate::store::{GuardedWrite, Store};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_location_status_update",
+    title: "Pause or resume a location's orders",
+    description: "Pauses a location's intake of new orders (optionally until a given time, \
+with a reason) or resumes it. Suited to a restaurant that is overwhelmed, short-staffed, \
+facing a technical problem or closing early, and to reopening afterwards. `location_id` comes \
+from chataigne_locations_list; `expected_status` is the `status` last returned by \
+chataigne_location_status_get or chataigne_location_get, and the change is refused with \
+MCP_EXPECTED_STATE_MISMATCH (carrying the current status) when the intake changed since. \
+`paused_until` is an ISO 8601 date-time with offset, in the future and at most 7 days ahead, \
+accepted with `paused` only; without it the pause lasts until resumed. Returns the intake \
+after the change.",
+    scope: "locationStatusSettings.write",
+    kind: ToolKind::Write,
+    deadline: DeadlineClass::Write,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Locations/UpdateLocationStatus",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LocationStatusUpdateInput {
+    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    #[schemars(length(min = 1, max = 64))]
+    pub location_id: String,
+    /// The new intake: `accepting` (take new orders) or `paused` (take none).
+    pub status: IntakeStatus,
+    /// The intake as last observed: `accepting` or `paused`, from chataigne_location_status_get.
+    pub expected_status: IntakeStatus,
+    /// End of the pause, ISO 8601 date-time with offset, e.g. "2026-03-01T21:30:00+01:00"; in the future, at most 7 days ahead; only with status `paused`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
+    pub paused_until: Option<String>,
+    /// Why orders are paused; only with status `paused`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<PauseReason>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LocationStatusUpdateOutput {
+    /// The intake after the change.
+    pub status: LocationStatus,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn location_status_update(
+        &self,
+        input: LocationStatusUpdateInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<LocationStatusUpdateOutput>, DomainError> {
+        let paused_until_ms = input
+            .paused_until
+            .as_deref()
+            .map(|v| present::parse_timestamp("paused_until", v))
+            .transpose()?;
+        let change = StatusChange::new(
+            input.status,
+            input.expected_status,
+            paused_until_ms,
+            input.reason,
+            ctx.now_ms,
+        )?;
+        self.authorize_location(&input.location_id, SPEC.scope, ctx)
+            .await?;
+        let record = match self
+            .store
+            .update_location_status(&input.location_id, &change, ctx.now_ms)
+            .await?
+        {
+            GuardedWrite::Updated(record) => record,
+            GuardedWrite::Mismatch(current) => {
+                let current = venue_view::location_status(current, ctx.now_ms, ctx.locale)?;
+                return Err(DomainError::ExpectedStateMismatch {
+                    current: current.status.as_str().to_owned(),
+                });
+            }
+            GuardedWrite::Missing => return Err(DomainError::NotFound),
+        };
+        let status = venue_view::location_status(record, ctx.now_ms, ctx.locale)?;
+        let text = status_text(&status, ctx.locale);
+        Ok(ToolOutput {
+            data: LocationStatusUpdateOutput { status },
+            text,
+            next_cursor: None,
+        })
+    }
+}

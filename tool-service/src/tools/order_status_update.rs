@@ -1,0 +1,119 @@
+//! `chataigne_order_status_update` ↔ `OrderUpdates/UpdateOrderStatus`: moves
+//! an order one step forward in its lifecycle, only from the status the
+//! caller observed.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::Access;
+use crate::domain::{DomainError, Order, OrderStatus};
+use crate::present;
+use crate::store::{GuardedWrite, Store};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_order_status_update",
+    title: "Update an order's status",
+    description: "Moves one order forward in its lifecycle: received → accepted → preparing → \
+ready → out_for_delivery or completed, and out_for_delivery → completed. Suited to accepting \
+an order, marking it ready, handing it to delivery or closing it. `order_id` and the order's \
+current status come from chataigne_orders_list or chataigne_order_get; `expected_status` is \
+that observed status and the change only happens while the order is still in it. A status \
+that does not follow the observed one is refused with ORDER_STATUS_PRECONDITION_FAILED and \
+nothing changes; an order that changed meanwhile is refused with \
+MCP_EXPECTED_STATE_MISMATCH, which carries the current status. Returns the updated order \
+(without lines) and the previous status. Cancellations and refunds are not available.",
+    scope: "orders.write",
+    kind: ToolKind::Write,
+    deadline: DeadlineClass::Write,
+    idempotency_key_required: false,
+    open_world: false,
+    rpc: "chataigne.tools.v1.OrderUpdates/UpdateOrderStatus",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderStatusUpdateInput {
+    /// Order ID as returned by chataigne_orders_list, e.g. "ord_01paris11_20260301_004".
+    #[schemars(length(min = 1, max = 64))]
+    pub order_id: String,
+    /// The new status, one step after `expected_status`.
+    pub status: OrderStatus,
+    /// The status the order had when it was last read.
+    pub expected_status: OrderStatus,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OrderStatusUpdateOutput {
+    /// The order after the change (without lines).
+    pub order: Order,
+    /// The status before the change.
+    pub previous_status: OrderStatus,
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    pub async fn order_status_update(
+        &self,
+        input: OrderStatusUpdateInput,
+        ctx: &CallContext,
+    ) -> Result<ToolOutput<OrderStatusUpdateOutput>, DomainError> {
+        let owner = self
+            .store
+            .order_owner(&input.order_id)
+            .await?
+            .ok_or(DomainError::Forbidden)?;
+        self.access
+            .authorize(&ctx.credential, SPEC.scope, &owner)
+            .await?;
+        if !input.expected_status.can_move_to(input.status) {
+            return Err(DomainError::OrderStatusPrecondition {
+                from: input.expected_status.as_str().to_owned(),
+                to: input.status.as_str().to_owned(),
+            });
+        }
+        let record = match self
+            .store
+            .update_order_status(
+                &input.order_id,
+                input.expected_status,
+                input.status,
+                ctx.now_ms,
+            )
+            .await?
+        {
+            GuardedWrite::Updated(record) => record,
+            GuardedWrite::Mismatch(current) => {
+                return Err(DomainError::ExpectedStateMismatch {
+                    current: current.status,
+                });
+            }
+            GuardedWrite::Missing => return Err(DomainError::NotFound),
+        };
+        let order = present::order(record, Vec::new(), ctx.locale)?;
+        let text = if ctx.locale == "fr" {
+            format!(
+                "Commande {} ({}) : {} → {}.",
+                order.number,
+                order.location_name,
+                input.expected_status.as_str(),
+                order.status.as_str()
+            )
+        } else {
+            format!(
+                "Order {} ({}): {} → {}.",
+                order.number,
+                order.location_name,
+                input.expected_status.as_str(),
+                order.status.as_str()
+            )
+        };
+        Ok(ToolOutput {
+            data: OrderStatusUpdateOutput {
+                order,
+                previous_status: input.expected_status,
+            },
+            text,
+            next_cursor: None,
+        })
+    }
+}

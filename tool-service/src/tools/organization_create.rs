@@ -1,0 +1,123 @@
+//! `chataigne_organization_create` ↔ `Provisioning/CreateOrganization`: a new
+//! organization, at most once per key. Only platform admins may create one:
+//! there is no owner yet to hold a membership, so the live check is that the
+//! auth-service resolves the caller's access with this scope to every tenant
+//! (`ResolveAccess.all_tenants`), which it grants to live platform admins
+//! holding the scope and to nobody else.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::idempotency::{Once, Written, check_key};
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use crate::access::{Access, Principal};
+use crate::domain::DomainError;
+use crate::store::Store;
+use crate::store::writes::{Effect, NewOrganization};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "chataigne_organization_create",
+    title: "Create an organization",
+    description: "Creates a restaurant organization (a business that owns locations) with \
+the given name; reserved to Chataigne platform administrators. `idempotency_key` is a new \
+random string (8 to 255 characters) for each intended organization, reused only to retry that \
+same creation: a retry with the same key and arguments returns the first result with \
+`meta.replayed: true` and creates nothing twice. Returns the new `organization_id` (the one \
+chataigne_location_create takes), its name and creation time (ISO 8601, UTC).",
+    scope: "admin.organizations.create",
+    kind: ToolKind::Write,
+    deadline: DeadlineClass::Write,
+    idempotency_key_required: true,
+    open_world: false,
+    rpc: "chataigne.tools.v1.Provisioning/CreateOrganization",
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrganizationCreateInput {
+    /// Display name of the business, 1 to 120 characters, e.g. "Bistro Châtaigne".
+    #[schemars(length(min = 1, max = 120))]
+    pub name: String,
+    /// A new random string of 8 to 255 characters for each intended creation.
+    #[schemars(length(min = 8, max = 255))]
+    pub idempotency_key: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CreatedOrganization {
+    pub organization_id: String,
+    pub name: String,
+    /// ISO 8601, UTC.
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct OrganizationCreateOutput {
+    pub organization: CreatedOrganization,
+}
+
+/// A name of 1 to `max` characters, not only spaces.
+pub(crate) fn check_name(field: &str, value: &str, max: usize) -> Result<(), DomainError> {
+    if value.trim().is_empty() || value.chars().count() > max {
+        return Err(DomainError::invalid(
+            field,
+            format!("must be 1 to {max} characters, not only spaces"),
+        ));
+    }
+    Ok(())
+}
+
+impl<S: Store, A: Access> Tools<S, A> {
+    /// The caller, when a live platform admin holding `scope`.
+    pub(crate) async fn platform_admin(
+        &self,
+        ctx: &CallContext,
+        scope: &str,
+    ) -> Result<Principal, DomainError> {
+        let (principal, tenants) = self.access.resolve(&ctx.credential, scope).await?;
+        if tenants.all_tenants {
+            Ok(principal)
+        } else {
+            Err(DomainError::Forbidden)
+        }
+    }
+
+    pub async fn organization_create(
+        &self,
+        input: OrganizationCreateInput,
+        ctx: &CallContext,
+    ) -> Result<Written<OrganizationCreateOutput>, DomainError> {
+        check_name("name", &input.name, 120)?;
+        check_key(&input.idempotency_key)?;
+        let principal = self.platform_admin(ctx, SPEC.scope).await?;
+        let id = format!("org_{}", uuid::Uuid::now_v7().simple());
+        let name = input.name.trim().to_owned();
+        let organization = CreatedOrganization {
+            organization_id: id.clone(),
+            name: name.clone(),
+            created_at: crate::present::timestamp(ctx.now_ms, "UTC"),
+        };
+        let text = if ctx.locale == "fr" {
+            format!("Organisation « {name} » créée ({id}).")
+        } else {
+            format!("Organization \"{name}\" created ({id}).")
+        };
+        let once = Once {
+            tool: SPEC.name,
+            principal: &principal,
+            key: &input.idempotency_key,
+            input: &input,
+            effect: Effect::Organization(NewOrganization {
+                id,
+                name,
+                created_at_ms: ctx.now_ms,
+            }),
+        };
+        let output = ToolOutput {
+            data: OrganizationCreateOutput { organization },
+            text,
+            next_cursor: None,
+        };
+        self.write_once(once, output, ctx).await
+    }
+}

@@ -1,0 +1,210 @@
+//! What the location, settings, catalog, discount and integration tools
+//! share: resolving and authorizing a location, and presenting stored rows
+//! (effective states, money in the caller's locale, times with the
+//! location's UTC offset).
+
+use serde::de::DeserializeOwned;
+
+use super::{CallContext, Tools};
+use crate::access::{Access, Principal};
+use crate::domain::settings_sections::{
+    DeliverySettingsStored, LoyaltySettingsStored, OrderSettingsStored, ReferralSettingsStored,
+};
+use crate::domain::{
+    Availability, CatalogItem, Discount, DiscountKind, DiscountStatus, DomainError, IntakeStatus,
+    Integration, IntegrationHealth, IntegrationKind, LocationSettings, LocationStatus, Money,
+    PauseReason, SettingsSection, in_force, percent_display,
+};
+use crate::present::timestamp;
+use crate::store::{
+    CatalogItemRecord, DiscountRecord, IntegrationRecord, LocationRecord, LocationStatusRecord,
+    Owner, SettingsRecord, Store,
+};
+
+impl<S: Store, A: Access> Tools<S, A> {
+    /// The real owner of `location_id`, after checking `permission` on it.
+    /// An unknown location is refused exactly like another tenant's.
+    pub(super) async fn authorize_location(
+        &self,
+        location_id: &str,
+        permission: &str,
+        ctx: &CallContext,
+    ) -> Result<(Owner, Principal), DomainError> {
+        let owner = self
+            .store
+            .location_owner(location_id)
+            .await?
+            .ok_or(DomainError::Forbidden)?;
+        let principal = self
+            .access
+            .authorize(&ctx.credential, permission, &owner)
+            .await?;
+        Ok((owner, principal))
+    }
+}
+
+fn corrupt(what: &str, value: &str) -> DomainError {
+    DomainError::Internal(format!("unknown stored {what} {value}"))
+}
+
+pub(super) fn location_status(
+    record: LocationStatusRecord,
+    now_ms: i64,
+    locale: &str,
+) -> Result<LocationStatus, DomainError> {
+    let stored =
+        IntakeStatus::parse(&record.status).ok_or_else(|| corrupt("status", &record.status))?;
+    let status = IntakeStatus::effective(stored, record.paused_until_ms, now_ms);
+    let paused = status == IntakeStatus::Paused;
+    let reason = record
+        .pause_reason
+        .as_deref()
+        .filter(|_| paused)
+        .and_then(PauseReason::parse);
+    Ok(LocationStatus {
+        status_label: status.label(locale).to_owned(),
+        paused_until: record
+            .paused_until_ms
+            .filter(|_| paused)
+            .map(|ms| timestamp(ms, &record.timezone)),
+        reason_label: reason.map(|r| r.label(locale).to_owned()),
+        reason,
+        status,
+        updated_at: timestamp(record.updated_at_ms, &record.timezone),
+        location_id: record.location_id,
+        location_name: record.location_name,
+    })
+}
+
+pub(super) fn catalog_item(
+    record: CatalogItemRecord,
+    now_ms: i64,
+    locale: &str,
+) -> Result<CatalogItem, DomainError> {
+    let stored = Availability::parse(&record.availability)
+        .ok_or_else(|| corrupt("availability", &record.availability))?;
+    let availability = Availability::effective(stored, record.available_again_at_ms, now_ms);
+    Ok(CatalogItem {
+        price: Money::new(record.price_minor, &record.currency, locale),
+        availability_label: availability.label(locale).to_owned(),
+        available_again_at: record
+            .available_again_at_ms
+            .filter(|_| availability == Availability::SoldOut)
+            .map(|ms| timestamp(ms, &record.timezone)),
+        availability,
+        updated_at: timestamp(record.updated_at_ms, &record.timezone),
+        id: record.id,
+        name: record.name,
+        description: record.description,
+        location_id: record.location_id,
+        location_name: record.location_name,
+        category_id: record.category_id,
+        category_name: record.category_name,
+    })
+}
+
+pub(super) fn discount(
+    record: DiscountRecord,
+    location: &LocationRecord,
+    now_ms: i64,
+    locale: &str,
+) -> Result<Discount, DomainError> {
+    let kind = DiscountKind::parse(&record.kind).ok_or_else(|| corrupt("kind", &record.kind))?;
+    let status =
+        DiscountStatus::parse(&record.status).ok_or_else(|| corrupt("status", &record.status))?;
+    let (percent_basis_points, amount_off, value_display) = match kind {
+        DiscountKind::Percent => (
+            Some(record.value),
+            None,
+            percent_display(record.value, locale),
+        ),
+        DiscountKind::Amount => {
+            let money = Money::new(record.value, &location.currency, locale);
+            let display = money.display.clone();
+            (None, Some(money), display)
+        }
+    };
+    Ok(Discount {
+        in_force: in_force(status, record.starts_at_ms, record.ends_at_ms, now_ms),
+        organization_wide: record.location_id.is_none(),
+        starts_at: record
+            .starts_at_ms
+            .map(|ms| timestamp(ms, &location.timezone)),
+        ends_at: record
+            .ends_at_ms
+            .map(|ms| timestamp(ms, &location.timezone)),
+        id: record.id,
+        name: record.name,
+        code: record.code,
+        kind,
+        percent_basis_points,
+        amount_off,
+        value_display,
+        status,
+    })
+}
+
+pub(super) fn integration(
+    record: IntegrationRecord,
+    timezone: &str,
+    locale: &str,
+) -> Result<Integration, DomainError> {
+    let kind = IntegrationKind::parse(&record.kind).ok_or_else(|| corrupt("kind", &record.kind))?;
+    let health = IntegrationHealth::from_stored(&record.health)
+        .ok_or_else(|| corrupt("health", &record.health))?;
+    Ok(Integration {
+        health_label: health.label(locale).to_owned(),
+        organization_wide: record.location_id.is_none(),
+        last_sync_at: record.last_sync_at_ms.map(|ms| timestamp(ms, timezone)),
+        id: record.id,
+        name: record.name,
+        kind,
+        health,
+    })
+}
+
+fn body<T: DeserializeOwned>(record: &SettingsRecord) -> Result<T, DomainError> {
+    serde_json::from_str(&record.body)
+        .map_err(|e| DomainError::Internal(format!("settings section {}: {e}", record.section)))
+}
+
+/// The stored sections of `location`, presented; sections not in `records` stay absent.
+pub(super) fn settings(
+    location: LocationRecord,
+    records: &[SettingsRecord],
+    locale: &str,
+) -> Result<LocationSettings, DomainError> {
+    let currency = location.currency.as_str();
+    let mut out = LocationSettings::default();
+    for record in records {
+        let section = SettingsSection::parse(&record.section)
+            .ok_or_else(|| corrupt("section", &record.section))?;
+        match section {
+            SettingsSection::Store => out.store = Some(body(record)?),
+            SettingsSection::Order => {
+                out.order = Some(body::<OrderSettingsStored>(record)?.present(currency, locale));
+            }
+            SettingsSection::OpeningHours => out.opening_hours = Some(body(record)?),
+            SettingsSection::Delivery => {
+                out.delivery =
+                    Some(body::<DeliverySettingsStored>(record)?.present(currency, locale));
+            }
+            SettingsSection::PaymentMethods => out.payment_methods = Some(body(record)?),
+            SettingsSection::Ai => out.ai = Some(body(record)?),
+            SettingsSection::Loyalty => {
+                out.loyalty =
+                    Some(body::<LoyaltySettingsStored>(record)?.present(currency, locale));
+            }
+            SettingsSection::Referrals => {
+                out.referrals =
+                    Some(body::<ReferralSettingsStored>(record)?.present(currency, locale));
+            }
+            SettingsSection::Notifications => out.notifications = Some(body(record)?),
+        }
+    }
+    out.location_id = location.id;
+    out.location_name = location.name;
+    out.timezone = location.timezone;
+    out.currency = location.currency;
+    Ok(out)
+}

@@ -1,0 +1,141 @@
+//! Transcript queries and customer name filters appear in no log line: the
+//! conversation and customer tools run through the catalogue with every
+//! event captured (the service's and the database driver's, down to TRACE),
+//! including when the database is slow enough for statements to be logged.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use chataigne_common::demo;
+use chataigne_tools::access::{Access, Credential, Principal};
+use chataigne_tools::cursor::CursorCodec;
+use chataigne_tools::domain::{DomainError, TenantScope};
+use chataigne_tools::store::seed::{DataSet, SeedSpec};
+use chataigne_tools::store::{Owner, SqliteStore, Store, StoreOptions};
+use chataigne_tools::tools::{CallContext, Tools};
+use serde_json::json;
+
+/// Grants everything: this test is about logs, not authorization.
+#[derive(Clone)]
+struct AllowAll;
+
+impl Access for AllowAll {
+    async fn authorize(
+        &self,
+        _credential: &Credential,
+        _permission: &str,
+        _owner: &Owner,
+    ) -> Result<Principal, DomainError> {
+        Ok(principal())
+    }
+
+    async fn resolve(
+        &self,
+        _credential: &Credential,
+        _permission: &str,
+    ) -> Result<(Principal, TenantScope), DomainError> {
+        Ok((
+            principal(),
+            TenantScope {
+                all_tenants: true,
+                ..TenantScope::default()
+            },
+        ))
+    }
+}
+
+fn principal() -> Principal {
+    Principal {
+        user_id: demo::USER_MANAGER.to_owned(),
+        client_id: demo::DEMO_CLIENT_ID.to_owned(),
+    }
+}
+
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Capture {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn transcript_queries_and_name_filters_are_not_logged() {
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .finish();
+    // Global: the SQLite driver runs statements on its own worker thread.
+    // This binary holds this one test, so nothing else installs a subscriber.
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+
+    let store = SqliteStore::connect("sqlite::memory:", &StoreOptions::default())
+        .await
+        .unwrap();
+    store.migrate().await.unwrap();
+    store
+        .load(&DataSet::generate(&SeedSpec {
+            now_ms: 1_749_929_400_000,
+            days: 2,
+            orders_per_location_per_day: 5,
+            extra_locations: 0,
+            seed: 3,
+        }))
+        .await
+        .unwrap();
+    let tools = Tools::new(store, AllowAll, CursorCodec::new(vec![vec![7; 32]], 60_000)).unwrap();
+    let ctx = CallContext {
+        credential: Credential("assertion".into()),
+        locale: "en",
+        now_ms: 1_749_929_400_000,
+    };
+    const SECRET_QUERY: &str = "Qzx-allergy-secret-7731";
+    const SECRET_NAME: &str = "Qzx-name-secret-4410";
+    let calls = [
+        (
+            "chataigne_conversations_list",
+            json!({"location_id": demo::LOC_PARIS, "query": SECRET_QUERY}),
+        ),
+        (
+            "chataigne_conversations_list",
+            json!({"location_id": "loc_unknown", "query": SECRET_QUERY}),
+        ),
+        (
+            "chataigne_conversations_list",
+            json!({"location_id": demo::LOC_PARIS, "query": SECRET_QUERY, "cursor": "bogus"}),
+        ),
+        (
+            "chataigne_conversations_list",
+            json!({"location_id": demo::LOC_PARIS, "query": SECRET_QUERY, "limit": 500}),
+        ),
+        (
+            "chataigne_customers_list",
+            json!({"organization_id": demo::ORG_BISTRO, "name_query": SECRET_NAME}),
+        ),
+    ];
+    for (name, arguments) in calls {
+        // Successes and refusals alike.
+        let _ = tools.call(name, arguments, &ctx).await;
+    }
+    let logs = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logs.contains("conversation_messages"),
+        "the driver's statement events are captured"
+    );
+    for secret in [SECRET_QUERY, SECRET_NAME] {
+        let lower = secret.to_ascii_lowercase();
+        assert!(
+            !logs.contains(secret) && !logs.contains(&lower),
+            "{secret} was logged"
+        );
+    }
+}

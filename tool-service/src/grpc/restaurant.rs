@@ -5,15 +5,13 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::credential::credential;
+use super::activity_convert::{context, non_empty, order, order_status_from_pb, page};
 use super::status::to_status;
 use crate::access::Access;
-use crate::domain::{self, DomainError, OrderStatus};
-use crate::present::normalize_locale;
+use crate::domain::{self, DomainError};
 use crate::store::Store;
 use crate::tools::{
-    CallContext, LocationsListInput, OrderGetInput, OrdersListInput, OrganizationsListInput,
-    ToolKind, Tools,
+    LocationsListInput, OrderGetInput, OrdersListInput, OrganizationsListInput, ToolKind, Tools,
 };
 
 pub struct RestaurantService<S, A> {
@@ -26,28 +24,8 @@ impl<S, A> RestaurantService<S, A> {
     }
 }
 
-fn context<T>(request: &Request<T>, locale: &str) -> Result<CallContext, Status> {
-    Ok(CallContext {
-        credential: credential(request)?,
-        locale: normalize_locale(locale),
-        now_ms: chrono::Utc::now().timestamp_millis(),
-    })
-}
-
 fn read_error(error: DomainError) -> Status {
     to_status(error, ToolKind::Read)
-}
-
-fn non_empty(value: String) -> Option<String> {
-    (!value.is_empty()).then_some(value)
-}
-
-fn page(page: Option<pb::Page>) -> (Option<u32>, Option<String>) {
-    let page = page.unwrap_or_default();
-    (
-        (page.limit != 0).then_some(page.limit),
-        non_empty(page.cursor),
-    )
 }
 
 #[tonic::async_trait]
@@ -108,7 +86,7 @@ impl<S: Store, A: Access> pb::restaurant_server::Restaurant for RestaurantServic
         let statuses = request
             .statuses
             .iter()
-            .map(|&s| order_status_from_pb(s))
+            .map(|&s| order_status_from_pb("statuses", s))
             .collect::<Result<Vec<_>, _>>()
             .map_err(read_error)?;
         let (limit, cursor) = page(request.page);
@@ -158,41 +136,6 @@ impl<S: Store, A: Access> pb::restaurant_server::Restaurant for RestaurantServic
     }
 }
 
-fn order_status_from_pb(value: i32) -> Result<OrderStatus, DomainError> {
-    use pb::OrderStatus as P;
-    match P::try_from(value) {
-        Ok(P::Received) => Ok(OrderStatus::Received),
-        Ok(P::Accepted) => Ok(OrderStatus::Accepted),
-        Ok(P::Preparing) => Ok(OrderStatus::Preparing),
-        Ok(P::Ready) => Ok(OrderStatus::Ready),
-        Ok(P::OutForDelivery) => Ok(OrderStatus::OutForDelivery),
-        Ok(P::Completed) => Ok(OrderStatus::Completed),
-        Ok(P::Cancelled) => Ok(OrderStatus::Cancelled),
-        Ok(P::Unspecified) | Err(_) => Err(DomainError::invalid("statuses", "unknown status")),
-    }
-}
-
-fn order_status_to_pb(status: OrderStatus) -> pb::OrderStatus {
-    use pb::OrderStatus as P;
-    match status {
-        OrderStatus::Received => P::Received,
-        OrderStatus::Accepted => P::Accepted,
-        OrderStatus::Preparing => P::Preparing,
-        OrderStatus::Ready => P::Ready,
-        OrderStatus::OutForDelivery => P::OutForDelivery,
-        OrderStatus::Completed => P::Completed,
-        OrderStatus::Cancelled => P::Cancelled,
-    }
-}
-
-fn money(money: domain::Money) -> pb::Money {
-    pb::Money {
-        amount_minor: money.amount_minor,
-        currency: money.currency,
-        display: money.display,
-    }
-}
-
 fn organization(org: domain::Organization) -> pb::Organization {
     pb::Organization {
         id: org.id,
@@ -217,36 +160,5 @@ fn location(location: domain::Location) -> pb::Location {
             country: location.address.country,
         }),
         created_at: location.created_at,
-    }
-}
-
-fn order(order: domain::Order) -> pb::Order {
-    pb::Order {
-        id: order.id,
-        number: order.number,
-        location_id: order.location_id,
-        location_name: order.location_name,
-        customer_id: order.customer_id,
-        customer_name: order.customer_name,
-        status: order_status_to_pb(order.status) as i32,
-        fulfillment: match order.fulfillment {
-            domain::Fulfillment::Pickup => pb::FulfillmentType::Pickup,
-            domain::Fulfillment::Delivery => pb::FulfillmentType::Delivery,
-            domain::Fulfillment::DineIn => pb::FulfillmentType::DineIn,
-        } as i32,
-        total: Some(money(order.total)),
-        lines: order
-            .lines
-            .into_iter()
-            .map(|line| pb::OrderLine {
-                item_id: line.item_id,
-                item_name: line.item_name,
-                quantity: line.quantity,
-                unit_price: Some(money(line.unit_price)),
-                line_total: Some(money(line.line_total)),
-            })
-            .collect(),
-        created_at: order.created_at,
-        updated_at: order.updated_at,
     }
 }

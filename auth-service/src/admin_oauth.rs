@@ -141,15 +141,14 @@ impl AuthApp {
     /// Adds a signing key that signs from now on (here at once, on other
     /// replicas at their next reload); older keys keep verifying.
     pub async fn rotate_signing_key(&self) -> Result<String, AuthError> {
-        let store = self.core().store();
-        let key = crate::keys::rotate(store)
+        let core = self.core();
+        let kid = crate::keys::rotate(core.store(), core.key_protection())
             .await
             .map_err(|e| AuthError::Internal(e.to_string()))?;
-        self.core()
-            .reload_keys()
+        core.reload_keys()
             .await
             .map_err(|e| AuthError::Internal(e.to_string()))?;
-        Ok(key.kid)
+        Ok(kid)
     }
 
     /// Stored signing keys, oldest first.

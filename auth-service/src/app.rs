@@ -12,15 +12,19 @@ use tokio::net::TcpListener;
 use crate::config::Config;
 use crate::core::Core;
 use crate::error::AuthError;
+use crate::key_encryption::KeyProtection;
+use crate::metrics::{AuthMetrics, Scrape};
 use crate::model::{Access, Authenticated, Principal};
 use crate::oauth::OAuthServer;
 use crate::tokens::Tokens;
-use crate::{grpc, http, keys, seed, store};
+use crate::{grpc, http, http_log, keys, seed, store};
 
-/// The two listeners the service serves on, bound by the caller.
+/// The listeners the service serves on, bound by the caller.
 pub struct Listeners {
     pub grpc: TcpListener,
     pub http: TcpListener,
+    /// Prometheus `/metrics` (internal), when metrics are enabled.
+    pub metrics: Option<TcpListener>,
 }
 
 /// A built auth-service: serve it, or drive its management API.
@@ -33,6 +37,7 @@ struct Inner {
     config: Config,
     core: Arc<Core>,
     http: http::Shared,
+    metrics: Arc<AuthMetrics>,
 }
 
 impl AuthApp {
@@ -50,7 +55,8 @@ impl AuthApp {
                 .await
                 .map_err(|e| anyhow::anyhow!("seeding the demo passwords: {e}"))?;
         }
-        let keys = keys::load_or_generate(&*store).await?;
+        let key_protection = KeyProtection::from_secret(config.keys.encryption_key.as_ref())?;
+        let keys = keys::load_or_generate(&*store, &key_protection).await?;
         let issuer = config.resolved_issuer();
         if config.issuer.is_empty() {
             tracing::warn!(%issuer, "issuer not configured; derived from the HTTP listen address");
@@ -68,6 +74,7 @@ impl AuthApp {
         let core = Arc::new(Core::new(
             store,
             Tokens::new(keys, issuer),
+            key_protection,
             config.assertion_ttl_secs,
             config.oauth.service_audience.clone(),
         ));
@@ -78,13 +85,20 @@ impl AuthApp {
             config.session_ttl_secs,
         );
         let http = Arc::new(http::HttpState::new(oauth));
+        let metrics = Arc::new(AuthMetrics::new()?);
         Ok(AuthApp {
-            inner: Arc::new(Inner { config, core, http }),
+            inner: Arc::new(Inner {
+                config,
+                core,
+                http,
+                metrics,
+            }),
         })
     }
 
-    /// Serves the gRPC AuthService and the HTTP endpoints until `shutdown`
-    /// resolves; in-flight requests finish first.
+    /// Serves the gRPC AuthService, the HTTP endpoints and (when given its
+    /// listener) `/metrics` until `shutdown` resolves; in-flight requests
+    /// finish first.
     pub async fn serve(
         self,
         listeners: Listeners,
@@ -94,8 +108,34 @@ impl AuthApp {
         let grpc_addr = listeners.grpc.local_addr()?;
         let http_addr = listeners.http.local_addr()?;
         tracing::info!(grpc = %grpc_addr, http = %http_addr, issuer = %self.issuer(), "auth-service serving");
-        let grpc = grpc::serve(self.inner.core.clone(), listeners.grpc, shutdown.clone());
-        let router = http::router(self.inner.http.clone());
+        let metrics = self.inner.metrics.clone();
+        let grpc = grpc::serve(
+            self.inner.core.clone(),
+            metrics.clone(),
+            listeners.grpc,
+            shutdown.clone(),
+        );
+        let router = http::router(self.inner.http.clone()).layer(
+            axum::middleware::from_fn_with_state(metrics.clone(), http_log::observe),
+        );
+        let scrape = Arc::new(Scrape {
+            metrics,
+            core: self.inner.core.clone(),
+        });
+        let metrics_shutdown = shutdown.clone();
+        let exposition = async move {
+            match listeners.metrics {
+                Some(listener) => {
+                    chataigne_common::metrics::serve(listener, scrape, metrics_shutdown)
+                        .await
+                        .context("metrics server")
+                }
+                None => Ok(()),
+            }
+        };
+        let pruning = http::spawn_limit_pruning(self.inner.http.clone());
+        let state = self.inner.http.clone();
+        let cleanup = tokio::spawn(async move { state.oauth.clean_up_periodically().await });
         let reload_every = std::time::Duration::from_secs(self.inner.config.key_reload_secs);
         let core = self.inner.core.clone();
         let reloader = tokio::spawn(async move {
@@ -109,13 +149,17 @@ impl AuthApp {
             }
         });
         let http = async move {
+            // The peer address feeds the sign-in and token endpoint limits.
+            let router = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
             axum::serve(listeners.http, router)
                 .with_graceful_shutdown(shutdown)
                 .await
                 .context("HTTP server")
         };
-        let served = tokio::try_join!(grpc, http);
+        let served = tokio::try_join!(grpc, http, exposition);
         reloader.abort();
+        pruning.abort();
+        cleanup.abort();
         served?;
         tracing::info!("auth-service stopped");
         Ok(())
@@ -165,6 +209,12 @@ impl AuthApp {
         permission: &str,
     ) -> Result<Access, AuthError> {
         self.inner.core.resolve_access(assertion, permission).await
+    }
+
+    /// Deletes expired and long-revoked codes, refresh tokens, browser
+    /// sessions and sessions now (the periodic cleanup's work, in batches).
+    pub async fn purge_expired(&self) -> Result<crate::Purged, AuthError> {
+        self.inner.http.oauth.purge_expired().await
     }
 
     pub(crate) fn core(&self) -> &Core {

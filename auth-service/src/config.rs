@@ -15,6 +15,8 @@ pub struct Config {
     pub grpc_listen: String,
     /// HTTP listen address (JWKS, authorization-server metadata).
     pub http_listen: String,
+    /// Internal listen address of Prometheus `/metrics`; absent: not served.
+    pub metrics_listen: Option<String>,
     /// Public base URL of the authorization server, without a trailing slash.
     /// Empty: `http://<http_listen>`.
     pub issuer: String,
@@ -31,6 +33,8 @@ pub struct Config {
     /// another replica or the admin command).
     pub key_reload_secs: u64,
     pub oauth: OAuthConfig,
+    /// Encryption at rest of the signing keys.
+    pub keys: KeysConfig,
 }
 
 /// The authorization server's endpoints and policies.
@@ -59,6 +63,87 @@ pub struct OAuthConfig {
     /// Tests only: `/authorize` signs this user in and approves without a
     /// page. Refused unless the issuer is an `http://` loopback URL.
     pub auto_approve_user_for_tests: String,
+    /// Brute-force limits of the sign-in form and the token, revocation and
+    /// registration endpoints.
+    pub rate_limits: RateLimitConfig,
+    /// How often expired codes, sessions and refresh tokens are deleted.
+    pub cleanup_interval_secs: u64,
+    /// Rows deleted per statement by the cleanup (bounded batches).
+    pub cleanup_batch_size: u32,
+    /// How long revoked sessions and tokens, and spent codes, are kept
+    /// (reuse of a spent code still revokes its session meanwhile).
+    pub revoked_retention_secs: u64,
+}
+
+/// At most `max` events per `per_secs` seconds, in bursts of up to `max`
+/// (GCRA: one event is earned back every `per_secs / max`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limit {
+    pub max: u32,
+    pub per_secs: u64,
+}
+
+impl Limit {
+    pub const fn new(max: u32, per_secs: u64) -> Limit {
+        Limit { max, per_secs }
+    }
+
+    fn validate(&self, field: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            (1..=1_000_000).contains(&self.max) && (1..=86_400).contains(&self.per_secs),
+            "oauth.rate_limits.{field} needs max between 1 and 1000000 and per_secs between 1 and 86400"
+        );
+        Ok(())
+    }
+}
+
+/// Brute-force limits of the authorization server, counted in process (per
+/// replica). The client address is the socket peer, or behind
+/// `trusted_proxies` the first untrusted `X-Forwarded-For` hop from the right.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RateLimitConfig {
+    pub enabled: bool,
+    /// Proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Sign-in form posts per client address.
+    pub sign_in_per_address: Limit,
+    /// Failed sign-ins per account (normalised email).
+    pub sign_in_failures_per_account: Limit,
+    /// `/token`, `/revoke` and `/register` requests per client address.
+    pub token_per_address: Limit,
+    /// Failed `/token` and `/revoke` requests (client authentication or
+    /// grant refused) per `client_id`.
+    pub token_failures_per_client: Limit,
+    /// `/register` requests per client address.
+    pub register_per_address: Limit,
+}
+
+impl Default for RateLimitConfig {
+    fn default() -> Self {
+        RateLimitConfig {
+            enabled: true,
+            trusted_proxies: Vec::new(),
+            sign_in_per_address: Limit::new(30, 300),
+            sign_in_failures_per_account: Limit::new(10, 900),
+            token_per_address: Limit::new(300, 60),
+            token_failures_per_client: Limit::new(30, 300),
+            register_per_address: Limit::new(20, 3600),
+        }
+    }
+}
+
+impl RateLimitConfig {
+    fn validate(&self) -> anyhow::Result<()> {
+        self.sign_in_per_address.validate("sign_in_per_address")?;
+        self.sign_in_failures_per_account
+            .validate("sign_in_failures_per_account")?;
+        self.token_per_address.validate("token_per_address")?;
+        self.token_failures_per_client
+            .validate("token_failures_per_client")?;
+        self.register_per_address.validate("register_per_address")
+    }
 }
 
 impl Default for OAuthConfig {
@@ -74,6 +159,10 @@ impl Default for OAuthConfig {
             client_metadata_allow_http_loopback: false,
             client_metadata_cache_secs: 300,
             auto_approve_user_for_tests: String::new(),
+            rate_limits: RateLimitConfig::default(),
+            cleanup_interval_secs: 300,
+            cleanup_batch_size: 500,
+            revoked_retention_secs: 24 * 3600,
         }
     }
 }
@@ -115,6 +204,19 @@ impl OAuthConfig {
             self.client_metadata_cache_secs <= 24 * 3600,
             "oauth.client_metadata_cache_secs must be at most a day"
         );
+        anyhow::ensure!(
+            (1..=86_400).contains(&self.cleanup_interval_secs),
+            "oauth.cleanup_interval_secs must be between 1 and 86400"
+        );
+        anyhow::ensure!(
+            (1..=100_000).contains(&self.cleanup_batch_size),
+            "oauth.cleanup_batch_size must be between 1 and 100000"
+        );
+        anyhow::ensure!(
+            self.revoked_retention_secs <= 366 * 24 * 3600,
+            "oauth.revoked_retention_secs must be at most a year"
+        );
+        self.rate_limits.validate()?;
         if !self.auto_approve_user_for_tests.is_empty() {
             anyhow::ensure!(
                 is_loopback_http(issuer),
@@ -136,6 +238,36 @@ pub fn is_loopback_http(url: &str) -> bool {
         _ => host,
     };
     matches!(host, "127.0.0.1" | "localhost" | "[::1]")
+}
+
+/// How the signing keys' private halves are kept in the database.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KeysConfig {
+    /// Key-encryption key sealing the private signing keys (AES-256-GCM):
+    /// the base64 encoding of 32 random bytes, from a secret
+    /// (`CHATAIGNE_KEYS__ENCRYPTION_KEY`). Required with PostgreSQL; with
+    /// SQLite (embedded mode, whose launcher keeps one in its data directory)
+    /// keys are stored in plaintext without it. To change it, list the new
+    /// key first, comma-separated (`new,old`): the first seals, all open, and
+    /// keys sealed under an older one are re-sealed at start.
+    #[serde(serialize_with = "serialize_optional_secret")]
+    pub encryption_key: Option<SecretString>,
+}
+
+impl KeysConfig {
+    fn validate(&self, database_url: &str) -> anyhow::Result<()> {
+        match &self.encryption_key {
+            Some(secret) => crate::key_encryption::parse_keks(secret).map(|_| ()),
+            None => {
+                anyhow::ensure!(
+                    database_url.starts_with("sqlite:"),
+                    "keys.encryption_key is required with PostgreSQL: the base64 encoding of 32 random bytes (e.g. `openssl rand -base64 32`) that encrypts the signing keys at rest"
+                );
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Where and how to reach the database.
@@ -164,6 +296,7 @@ impl Default for Config {
         Config {
             grpc_listen: "127.0.0.1:50051".to_owned(),
             http_listen: "127.0.0.1:8081".to_owned(),
+            metrics_listen: None,
             issuer: String::new(),
             database: DatabaseConfig::default(),
             access_token_ttl_secs: 900,
@@ -172,6 +305,7 @@ impl Default for Config {
             seed_demo: false,
             key_reload_secs: 60,
             oauth: OAuthConfig::default(),
+            keys: KeysConfig::default(),
         }
     }
 }
@@ -197,6 +331,12 @@ impl Config {
             anyhow::ensure!(
                 value.parse::<SocketAddr>().is_ok(),
                 "{field} must be an IP address and port, e.g. 127.0.0.1:8081"
+            );
+        }
+        if let Some(metrics_listen) = &self.metrics_listen {
+            anyhow::ensure!(
+                metrics_listen.parse::<SocketAddr>().is_ok(),
+                "metrics_listen must be an IP address and port, e.g. 0.0.0.0:9090"
             );
         }
         if !self.issuer.is_empty() {
@@ -249,6 +389,7 @@ impl Config {
             (1..=3_600).contains(&self.key_reload_secs),
             "key_reload_secs must be between 1 and 3600"
         );
+        self.keys.validate(url)?;
         self.oauth.validate(&self.resolved_issuer())
     }
 
@@ -265,6 +406,16 @@ impl Config {
 
 fn serialize_secret<S: serde::Serializer>(secret: &SecretString, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(secret.expose_secret())
+}
+
+fn serialize_optional_secret<S: serde::Serializer>(
+    secret: &Option<SecretString>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match secret {
+        Some(secret) => s.serialize_some(secret.expose_secret()),
+        None => s.serialize_none(),
+    }
 }
 
 #[cfg(test)]
@@ -288,6 +439,10 @@ mod tests {
                 "grpc_listen",
             ),
             (Box::new(|c| c.issuer = "ftp://x".into()), "issuer"),
+            (
+                Box::new(|c| c.metrics_listen = Some("metrics:9090".into())),
+                "metrics_listen",
+            ),
             (Box::new(|c| c.issuer = "https://x/?a=1".into()), "issuer"),
             (
                 Box::new(|c| c.database.url = SecretString::from("mysql://x")),
@@ -308,6 +463,14 @@ mod tests {
                 "allowed_resources",
             ),
             (Box::new(|c| c.oauth.code_ttl_secs = 0), "code_ttl"),
+            (
+                Box::new(|c| c.oauth.rate_limits.sign_in_per_address.max = 0),
+                "sign_in_per_address",
+            ),
+            (
+                Box::new(|c| c.oauth.cleanup_interval_secs = 0),
+                "cleanup_interval_secs",
+            ),
             (
                 Box::new(|c| {
                     c.issuer = "https://auth.example".into();
@@ -356,6 +519,61 @@ mod tests {
         assert!(!oauth.resource_allowed("https://mcp.example/mcp/v2"));
         assert!(oauth.resource_allowed("https://x.example/mcp/v2"));
         assert!(!oauth.resource_allowed("https://x.example/other"));
+    }
+
+    #[test]
+    fn the_key_encryption_key_is_required_on_postgres_and_must_be_32_bytes() {
+        let mut config = Config::default();
+        config.database.url = SecretString::from("postgres://u@db/auth");
+        let error = config.validate().err().map(|e| e.to_string());
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|e| e.contains("keys.encryption_key is required")),
+            "{error:?}"
+        );
+        config.keys.encryption_key = Some(SecretString::from("dG9vIHNob3J0"));
+        let error = config.validate().err().map(|e| e.to_string());
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|e| e.contains("keys.encryption_key") && !e.contains("dG9v")),
+            "{error:?}"
+        );
+        let kek = crate::key_encryption::generate_kek().unwrap();
+        config.keys.encryption_key = Some(kek.clone());
+        assert!(config.validate().is_ok());
+        assert!(!format!("{config:?}").contains(kek.expose_secret()));
+        // SQLite (embedded) may run without one.
+        assert!(Config::default().keys.encryption_key.is_none());
+        assert!(Config::default().validate().is_ok());
+    }
+
+    #[test]
+    fn the_key_encryption_keys_come_from_one_variable_newest_first() {
+        let (new, old) = (
+            crate::key_encryption::generate_kek().unwrap(),
+            crate::key_encryption::generate_kek().unwrap(),
+        );
+        let both = format!("{},{}", new.expose_secret(), old.expose_secret());
+        let env = vec![
+            (
+                "CHATAIGNE_DATABASE__URL".to_owned(),
+                "postgres://u@db/auth".to_owned(),
+            ),
+            ("CHATAIGNE_KEYS__ENCRYPTION_KEY".to_owned(), both.clone()),
+        ];
+        let config: Config =
+            chataigne_common::config::load_from_env(&Config::default(), None, env).unwrap();
+        assert_eq!(
+            config
+                .keys
+                .encryption_key
+                .as_ref()
+                .map(|k| k.expose_secret()),
+            Some(both.as_str())
+        );
+        assert!(config.validate().is_ok());
     }
 
     #[test]

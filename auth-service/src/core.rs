@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{AuthError, AuthFailure};
+use crate::key_encryption::KeyProtection;
 use crate::model::{Access, Authenticated, LiveState, Principal, now_ms};
 use crate::store::Store;
 use crate::store::oauth::ClientKind;
@@ -19,6 +20,8 @@ const UNKNOWN_KID_RELOAD_INTERVAL: Duration = Duration::from_millis(500);
 pub struct Core {
     store: Arc<dyn Store>,
     tokens: Tokens,
+    /// How signing keys are sealed at rest (read at every key reload).
+    key_protection: KeyProtection,
     assertion_ttl_secs: i64,
     service_audience: String,
     last_reload: Mutex<Option<Instant>>,
@@ -36,12 +39,14 @@ impl Core {
     pub fn new(
         store: Arc<dyn Store>,
         tokens: Tokens,
+        key_protection: KeyProtection,
         assertion_ttl_secs: u64,
         service_audience: String,
     ) -> Core {
         Core {
             store,
             tokens,
+            key_protection,
             assertion_ttl_secs: i64::try_from(assertion_ttl_secs).unwrap_or(120),
             service_audience,
             last_reload: Mutex::new(None),
@@ -54,7 +59,7 @@ impl Core {
 
     /// Re-reads the signing keys from the store.
     pub async fn reload_keys(&self) -> anyhow::Result<()> {
-        let ring = keys::reload(self.store()).await?;
+        let ring = keys::reload(self.store(), &self.key_protection).await?;
         self.tokens.replace_keys(ring);
         if let Ok(mut last) = self.last_reload.lock() {
             *last = Some(Instant::now());
@@ -96,6 +101,10 @@ impl Core {
 
     pub fn store(&self) -> &dyn Store {
         &*self.store
+    }
+
+    pub fn key_protection(&self) -> &KeyProtection {
+        &self.key_protection
     }
 
     pub fn tokens(&self) -> &Tokens {

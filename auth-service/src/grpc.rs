@@ -1,13 +1,15 @@
 //! The gRPC adapter: validates AuthService requests, calls the core, and maps
-//! the crate's error to a `tonic::Status` with the shared error codes, in one place.
+//! the crate's error to a `tonic::Status` with the shared error codes, in one
+//! place. Each RPC is timed, counted and logged in one info line (RPC,
+//! outcome, latency, who when known, the caller's request id; never a token).
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use chataigne_common::ErrorCode;
-use chataigne_common::codes::FieldViolation;
+use chataigne_common::codes::{FieldViolation, decode_status};
 use chataigne_proto::auth::v1 as pb;
 use chataigne_proto::auth::v1::auth_service_server::{AuthService, AuthServiceServer};
 use tokio::net::TcpListener;
@@ -17,16 +19,20 @@ use tonic::{Request, Response, Status};
 
 use crate::core::Core;
 use crate::error::{AuthError, AuthFailure};
-use crate::model::Principal;
+use crate::metrics::AuthMetrics;
+use crate::model::{Access, Authenticated, Principal};
 
 const MAX_TOKEN_LEN: usize = 8 * 1024;
 const MAX_RESOURCE_LEN: usize = 2048;
 const MAX_ID_LEN: usize = 128;
+/// Longest caller request id written to the log.
+const MAX_REQUEST_ID_LEN: usize = 64;
 
 /// Serves the AuthService and the standard health service on `listener`
 /// until `shutdown` resolves.
 pub async fn serve(
     core: Arc<Core>,
+    metrics: Arc<AuthMetrics>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
@@ -43,7 +49,7 @@ pub async fn serve(
         // One span per RPC, child of the caller's W3C trace context.
         .trace_fn(chataigne_common::trace_context::server_span("auth-service"))
         .add_service(health)
-        .add_service(AuthServiceServer::new(AuthGrpc { core }))
+        .add_service(AuthServiceServer::new(AuthGrpc { core, metrics }))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await
         .context("gRPC server")
@@ -52,6 +58,72 @@ pub async fn serve(
 /// The tonic service over [`Core`].
 pub struct AuthGrpc {
     core: Arc<Core>,
+    metrics: Arc<AuthMetrics>,
+}
+
+/// One RPC being served: what its log line and metrics need.
+struct Call {
+    rpc: &'static str,
+    started: Instant,
+    /// The caller's `x-request-id`, when it is short and plain.
+    request_id: Option<String>,
+}
+
+impl Call {
+    fn start<T>(rpc: &'static str, request: &Request<T>) -> Call {
+        let request_id = request
+            .metadata()
+            .get("x-request-id")
+            .and_then(|value| value.to_str().ok())
+            .filter(|id| {
+                !id.is_empty()
+                    && id.len() <= MAX_REQUEST_ID_LEN
+                    && id
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            })
+            .map(str::to_owned);
+        Call {
+            rpc,
+            started: Instant::now(),
+            request_id,
+        }
+    }
+}
+
+impl AuthGrpc {
+    /// Records `call`'s outcome (metrics and one log line) and maps an error
+    /// to its status.
+    fn answer<T>(
+        &self,
+        call: Call,
+        result: Result<T, AuthError>,
+        principal: fn(&T) -> &Principal,
+    ) -> Result<T, Status> {
+        let took = call.started.elapsed();
+        let (outcome, who, status) = match &result {
+            Ok(value) => ("ok", Some(principal(value)), None),
+            Err(error) => {
+                let status = to_status(error);
+                (decode_status(&status).code.as_str(), None, Some(status))
+            }
+        };
+        self.metrics
+            .rpc(call.rpc, outcome, result.as_ref().err(), took);
+        tracing::info!(
+            rpc = call.rpc,
+            outcome,
+            latency_ms = took.as_secs_f64() * 1000.0,
+            client_id = who.map_or("-", |p| p.client_id.as_str()),
+            user_id = who.map_or("-", |p| p.user_id.as_str()),
+            request_id = call.request_id.as_deref().unwrap_or("-"),
+            "auth rpc"
+        );
+        match status {
+            Some(status) => Err(status),
+            None => result.map_err(|error| to_status(&error)),
+        }
+    }
 }
 
 #[tonic::async_trait]
@@ -60,6 +132,7 @@ impl AuthService for AuthGrpc {
         &self,
         request: Request<pb::AuthenticateRequest>,
     ) -> Result<Response<pb::AuthenticateResponse>, Status> {
+        let call = Call::start("Authenticate", &request);
         let request = request.into_inner();
         let result = async {
             let token = credential(&request.access_token)?;
@@ -72,7 +145,7 @@ impl AuthService for AuthGrpc {
             self.core.authenticate(token, &request.resource).await
         }
         .await;
-        let authenticated = result.map_err(|e| to_status(&e))?;
+        let authenticated = self.answer(call, result, |a: &Authenticated| &a.principal)?;
         Ok(Response::new(pb::AuthenticateResponse {
             principal: Some(principal(authenticated.principal)),
             assertion: authenticated.assertion,
@@ -84,6 +157,7 @@ impl AuthService for AuthGrpc {
         &self,
         request: Request<pb::AuthorizeRequest>,
     ) -> Result<Response<pb::AuthorizeResponse>, Status> {
+        let call = Call::start("Authorize", &request);
         let request = request.into_inner();
         let result = async {
             let assertion = credential(&request.assertion)?;
@@ -103,7 +177,7 @@ impl AuthService for AuthGrpc {
                 .await
         }
         .await;
-        let authorized = result.map_err(|e| to_status(&e))?;
+        let authorized = self.answer(call, result, |p: &Principal| p)?;
         Ok(Response::new(pb::AuthorizeResponse {
             principal: Some(principal(authorized)),
         }))
@@ -113,6 +187,7 @@ impl AuthService for AuthGrpc {
         &self,
         request: Request<pb::ResolveAccessRequest>,
     ) -> Result<Response<pb::ResolveAccessResponse>, Status> {
+        let call = Call::start("ResolveAccess", &request);
         let request = request.into_inner();
         let result = async {
             let assertion = credential(&request.assertion)?;
@@ -120,7 +195,7 @@ impl AuthService for AuthGrpc {
             self.core.resolve_access(assertion, permission).await
         }
         .await;
-        let access = result.map_err(|e| to_status(&e))?;
+        let access = self.answer(call, result, |a: &Access| &a.principal)?;
         Ok(Response::new(pb::ResolveAccessResponse {
             principal: Some(principal(access.principal)),
             all_tenants: access.all_tenants,
@@ -227,6 +302,24 @@ pub fn to_status(error: &AuthError) -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_short_plain_request_id_is_kept_for_the_log() {
+        let with_id = |id: &str| {
+            let mut request = Request::new(());
+            request
+                .metadata_mut()
+                .insert("x-request-id", id.parse().unwrap());
+            Call::start("Authenticate", &request).request_id
+        };
+        assert_eq!(
+            with_id("0192f3c4-7b1e-7c2d-9e8f-0a1b2c3d4e5f").as_deref(),
+            Some("0192f3c4-7b1e-7c2d-9e8f-0a1b2c3d4e5f")
+        );
+        assert_eq!(with_id("a b\"c"), None);
+        assert_eq!(with_id(&"x".repeat(65)), None);
+        assert_eq!(Call::start("Authorize", &Request::new(())).request_id, None);
+    }
     use crate::store::StoreError;
     use chataigne_common::codes::decode_status;
 

@@ -11,8 +11,11 @@ mod core;
 mod error;
 mod grpc;
 mod http;
+mod http_log;
+mod key_encryption;
 mod keys;
 mod live;
+mod metrics;
 mod model;
 mod oauth;
 mod seed;
@@ -22,15 +25,16 @@ mod tokens;
 pub use admin::{IssueTokenRequest, IssuedToken};
 pub use admin_oauth::{NewClientRequest, RegisteredClient, migrate};
 pub use app::{AuthApp, Listeners, run};
-pub use config::{Config, DatabaseConfig, OAuthConfig};
+pub use config::{Config, DatabaseConfig, KeysConfig, Limit, OAuthConfig, RateLimitConfig};
 pub use error::{AuthError, AuthFailure};
 pub use grpc::to_status;
 pub use http::{
     AUTHORIZE_PATH, JWKS_PATH, METADATA_PATH, OIDC_METADATA_PATH, REGISTER_PATH, REVOKE_PATH,
     TOKEN_PATH,
 };
+pub use key_encryption::generate_kek;
 pub use model::{Access, Authenticated, Principal, UserStatus};
 pub use seed::DEMO_REDIRECT_URIS;
 pub use store::StoreError;
-pub use store::oauth::{ClientKind, ClientRecord, KeyInfo};
+pub use store::oauth::{ClientKind, ClientRecord, KeyInfo, Purged};
 pub use tokens::INTERNAL_AUDIENCE;

@@ -129,7 +129,19 @@ async fn main() -> anyhow::Result<()> {
         let http = tokio::net::TcpListener::bind(&config.http_listen)
             .await
             .with_context(|| format!("binding http_listen {}", config.http_listen))?;
-        let listeners = chataigne_auth::Listeners { grpc, http };
+        let metrics = match &config.metrics_listen {
+            Some(addr) => Some(
+                tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("binding metrics_listen {addr}"))?,
+            ),
+            None => None,
+        };
+        let listeners = chataigne_auth::Listeners {
+            grpc,
+            http,
+            metrics,
+        };
         let served =
             chataigne_auth::run(config, listeners, chataigne_common::shutdown::signal()).await;
         telemetry::shutdown();

@@ -1,11 +1,12 @@
 //! Shared foundations of the Chataigne services: the one table of error codes
 //! (and its gRPC encoding), layered configuration, telemetry start-up, the
-//! gRPC health service and the shutdown signal.
+//! gRPC health service, Prometheus metrics and the shutdown signal.
 
 pub mod codes;
 pub mod config;
 pub mod demo;
 pub mod grpc_health;
+pub mod metrics;
 pub mod scopes;
 pub mod shutdown;
 pub mod telemetry;

@@ -15,6 +15,7 @@ use ipnet::IpNet;
 use crate::config::Allowlist;
 use crate::error::GatewayError;
 use crate::listener::Peer;
+use crate::state::SharedState;
 
 const FORWARDED_FOR: &str = "x-forwarded-for";
 
@@ -116,9 +117,14 @@ impl Policy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientAddress(pub IpAddr);
 
-/// Middleware: serves allowed clients, refuses the others with an empty 403
-/// and one info line (reason and address; never a header value).
-pub async fn enforce(State(policy): State<Policy>, mut request: Request, next: Next) -> Response {
+/// Middleware: serves allowed clients, refuses the others with an empty 403,
+/// one info line (reason and address; never a header value) and a count by
+/// reason.
+pub async fn enforce(
+    State((policy, state)): State<(Policy, SharedState)>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     if !policy.enabled {
         let peer = request.extensions().get::<ConnectInfo<Peer>>().cloned();
         if let Some(Ok(client)) =
@@ -129,6 +135,7 @@ pub async fn enforce(State(policy): State<Policy>, mut request: Request, next: N
         return next.run(request).await;
     }
     let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<Peer>>().cloned() else {
+        state.metrics.allowlist_refusal("no_peer_address");
         tracing::error!(
             reason = "no_peer_address",
             "request refused by the allowlist"
@@ -141,6 +148,7 @@ pub async fn enforce(State(policy): State<Policy>, mut request: Request, next: N
             next.run(request).await
         }
         Ok(client) => {
+            state.metrics.allowlist_refusal("address_not_allowed");
             tracing::info!(
                 reason = "address_not_allowed",
                 client = %client,
@@ -150,6 +158,7 @@ pub async fn enforce(State(policy): State<Policy>, mut request: Request, next: N
             GatewayError::AddressRefused.into_response()
         }
         Err(Unresolved::UnreadableForwardedFor) => {
+            state.metrics.allowlist_refusal("unreadable_forwarded_for");
             tracing::info!(
                 reason = "unreadable_forwarded_for",
                 peer = %peer.socket.ip(),

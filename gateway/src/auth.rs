@@ -9,9 +9,10 @@ use chataigne_common::codes::decode_status;
 use chataigne_proto::auth::v1::AuthenticateRequest;
 use http::{HeaderMap, header};
 
-use crate::backends::Backends;
+use crate::counters::Dependency;
 use crate::endpoints::Endpoint;
 use crate::error::GatewayError;
+use crate::state::AppState;
 
 /// Who is calling, as the auth-service vouches for it.
 #[derive(Clone)]
@@ -49,31 +50,51 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
         .then_some(token)
 }
 
+/// The reason counted for a refused token: the auth-service's `reason`
+/// metadata, else the refusal's code.
+fn refusal_reason(decoded: &chataigne_common::codes::DecodedStatus) -> &str {
+    decoded
+        .metadata
+        .iter()
+        .find(|(key, _)| key == "reason")
+        .map_or(decoded.code.as_str(), |(_, reason)| reason.as_str())
+}
+
 /// Authenticates the request for `endpoint`: 401 when no valid token, 503 (never
-/// 401) when the auth-service cannot answer in time.
+/// 401) when the auth-service cannot answer in time. The request id travels as
+/// `x-request-id` for the auth-service's log line; the token goes nowhere else.
 pub async fn authenticate(
-    backends: &Backends,
+    state: &AppState,
     endpoint: &Endpoint,
     headers: &HeaderMap,
+    request_id: &str,
     deadline: Duration,
 ) -> Result<Principal, GatewayError> {
+    let metrics = &state.metrics;
     let refused = |token_presented| GatewayError::Unauthenticated {
         metadata_url: endpoint.metadata_url.clone(),
         token_presented,
     };
-    let token = bearer_token(headers).ok_or_else(|| refused(false))?;
+    let Some(token) = bearer_token(headers) else {
+        metrics.auth_failure("missing_token");
+        return Err(refused(false));
+    };
     let mut request = tonic::Request::new(AuthenticateRequest {
         access_token: token.to_owned(),
         resource: endpoint.resource.clone(),
     });
     request.set_timeout(deadline);
     chataigne_common::trace_context::inject(request.metadata_mut());
-    let mut client = backends.auth.clone();
+    if let Ok(value) = tonic::metadata::MetadataValue::try_from(request_id) {
+        request.metadata_mut().insert("x-request-id", value);
+    }
+    let mut client = state.backends.auth.clone();
     let unavailable = GatewayError::AuthUnavailable {
         profile: endpoint.profile,
     };
     let response = match tokio::time::timeout(deadline, client.authenticate(request)).await {
         Err(_elapsed) => {
+            metrics.dependency_error(Dependency::AuthService);
             tracing::warn!("auth-service did not answer within its deadline");
             return Err(unavailable);
         }
@@ -85,11 +106,18 @@ pub async fn authenticate(
                 | Category::Authorization
                 | Category::Validation
                 | Category::NotFound
-                | Category::Conflict => refused(true),
-                Category::RateLimit => GatewayError::AuthRateLimited {
-                    retry_after: decoded.retry_after,
-                },
+                | Category::Conflict => {
+                    metrics.auth_failure(refusal_reason(&decoded));
+                    refused(true)
+                }
+                Category::RateLimit => {
+                    metrics.auth_failure("rate_limited");
+                    GatewayError::AuthRateLimited {
+                        retry_after: decoded.retry_after,
+                    }
+                }
                 Category::Timeout | Category::Dependency | Category::Internal => {
+                    metrics.dependency_error(Dependency::AuthService);
                     tracing::warn!(
                         grpc_code = ?status.code(),
                         code = decoded.code.as_str(),
@@ -108,6 +136,7 @@ pub async fn authenticate(
             assertion: response.assertion,
         }),
         _ => {
+            metrics.dependency_error(Dependency::AuthService);
             tracing::error!("auth-service answered without a principal or an assertion");
             Err(unavailable)
         }

@@ -1,6 +1,7 @@
 //! The tool catalogue of the tool-service, cached for a TTL in one shared
 //! snapshot: each tool's MCP listing is serialized once per fill, and the
-//! policy the gateway enforces (scope, write class, deadline) sits beside it.
+//! policy the gateway enforces (scope, write class, deadline) sits beside it,
+//! with the tool-service's run-time write switch as it was at the fetch.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -26,7 +27,7 @@ pub enum DeadlineClass {
 pub struct Tool {
     pub name: String,
     pub required_scope: String,
-    /// Whether it changes state (hidden and refused when writes are disabled).
+    /// Whether it changes state (hidden when writes are disabled).
     pub write: bool,
     pub deadline: DeadlineClass,
     /// Takes an `idempotency_key` (replay cache and in-progress lock apply).
@@ -40,6 +41,9 @@ pub struct Tool {
 pub struct Snapshot {
     tools: Vec<Tool>,
     by_name: HashMap<String, usize>,
+    /// The operator's write switch at the fetch (a listing hint only: the
+    /// tool-service reads it again on every write call).
+    writes_enabled: bool,
     fetched_at: Instant,
 }
 
@@ -52,7 +56,20 @@ impl Snapshot {
         self.tools.iter()
     }
 
-    /// Builds a snapshot, leaving out (and logging) tools with unusable schemas.
+    /// Whether the tool-service's run-time write switch was on at the fetch.
+    pub fn writes_enabled(&self) -> bool {
+        self.writes_enabled
+    }
+
+    /// Builds a snapshot from a `ListTools` answer.
+    pub fn from_response(response: pb::ListToolsResponse) -> Snapshot {
+        let mut snapshot = Snapshot::from_descriptors(response.tools);
+        snapshot.writes_enabled = response.writes_enabled;
+        snapshot
+    }
+
+    /// Builds a snapshot (writes enabled), leaving out (and logging) tools
+    /// with unusable schemas.
     pub fn from_descriptors(descriptors: Vec<pb::ToolDescriptor>) -> Snapshot {
         let mut tools = Vec::with_capacity(descriptors.len());
         let mut by_name = HashMap::new();
@@ -74,6 +91,7 @@ impl Snapshot {
         Snapshot {
             tools,
             by_name,
+            writes_enabled: true,
             fetched_at: Instant::now(),
         }
     }
@@ -193,7 +211,7 @@ impl Catalog {
         let response = tokio::time::timeout(self.fetch_timeout, client.list_tools(request))
             .await
             .map_err(|_| tonic::Status::deadline_exceeded("tool catalogue fetch timed out"))??;
-        let snapshot = Arc::new(Snapshot::from_descriptors(response.into_inner().tools));
+        let snapshot = Arc::new(Snapshot::from_response(response.into_inner()));
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(snapshot.clone());
         Ok(snapshot)
     }
@@ -229,5 +247,21 @@ mod tests {
         assert_eq!(listing["annotations"]["readOnlyHint"], true);
         assert_eq!(listing["annotations"]["destructiveHint"], false);
         assert!(listing.get("outputSchema").is_none());
+    }
+
+    #[test]
+    fn the_write_switch_travels_with_the_listing() {
+        let descriptors = vec![descriptor("good", r#"{"type":"object"}"#)];
+        let off = Snapshot::from_response(pb::ListToolsResponse {
+            tools: descriptors.clone(),
+            writes_enabled: false,
+        });
+        assert!(!off.writes_enabled());
+        assert!(off.get("good").is_some());
+        let on = Snapshot::from_response(pb::ListToolsResponse {
+            tools: descriptors,
+            writes_enabled: true,
+        });
+        assert!(on.writes_enabled());
     }
 }

@@ -9,14 +9,14 @@
 
 use std::time::Duration;
 
-use chataigne_common::ErrorCode;
 use chataigne_common::codes::DecodedStatus;
+use chataigne_common::{Category, ErrorCode};
 use serde_json::{Map, Value};
 
 use crate::auth::Principal;
 use crate::call::{self, CallInput, gateway_failure};
 use crate::catalog::Tool;
-use crate::counters::bump;
+use crate::counters::{Dependency, Limit, Store};
 use crate::envelope::Success;
 use crate::idempotency::{Begin, Cached};
 use crate::rate_limit::{self, Decision};
@@ -55,11 +55,11 @@ pub async fn call(
     match state.limiter.check(&key, per_minute).await {
         Ok(Decision::Allowed) => {}
         Ok(Decision::Limited(wait)) => {
-            bump(&state.counters.tool_rate_limited);
+            state.metrics.rate_limited(Limit::Tool(&tool.name));
             return Err(with_retry(ErrorCode::RateLimited, wait));
         }
         Err(error) => {
-            bump(&state.counters.rate_limit_fail_open);
+            state.metrics.served_without(Store::RateLimit);
             tracing::warn!(store = "rate_limit", %error, "store unavailable: call served without a limit check");
         }
     }
@@ -75,7 +75,7 @@ pub async fn call(
         None
     };
     let Some(claim) = claim else {
-        return call::call(&state.backends.tools, tool, input).await;
+        return counted(state, call::call(&state.backends.tools, tool, input).await);
     };
     let held = match state
         .idempotency
@@ -84,7 +84,7 @@ pub async fn call(
     {
         Ok(Begin::Acquired) => true,
         Ok(Begin::Replay(cached)) => {
-            bump(&state.counters.idempotency_replays);
+            state.metrics.idempotency_replay();
             return Ok(Success::from_cache(cached));
         }
         Ok(Begin::Mismatch) => return Err(gateway_failure(ErrorCode::IdempotencyMismatch)),
@@ -95,12 +95,12 @@ pub async fn call(
             ));
         }
         Err(error) => {
-            bump(&state.counters.idempotency_cache_bypassed);
+            state.metrics.served_without(Store::Idempotency);
             tracing::warn!(store = "idempotency", %error, "store unavailable: the tool-service's record decides");
             false
         }
     };
-    let outcome = call::call(&state.backends.tools, tool, input).await;
+    let outcome = counted(state, call::call(&state.backends.tools, tool, input).await);
     if held {
         let ttl = Duration::from_secs(state.config.idempotency.replay_ttl_secs);
         let settled = match &outcome {
@@ -113,8 +113,26 @@ pub async fn call(
             Err(_) => state.idempotency.release(&claim).await,
         };
         if let Err(error) = settled {
+            state.metrics.dependency_error(Dependency::Redis);
             tracing::warn!(store = "idempotency", %error, "cache entry not settled; it expires by itself");
         }
+    }
+    outcome
+}
+
+/// Counts a tool-service failure (unreachable, timed out, or unavailable
+/// itself) as a dependency error; the outcome is returned unchanged.
+fn counted(
+    state: &AppState,
+    outcome: Result<Success, DecodedStatus>,
+) -> Result<Success, DecodedStatus> {
+    if let Err(failure) = &outcome
+        && matches!(
+            failure.code.category(),
+            Category::Dependency | Category::Timeout
+        )
+    {
+        state.metrics.dependency_error(Dependency::ToolService);
     }
     outcome
 }

@@ -12,7 +12,7 @@ use http::{Method, StatusCode, header};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::allowlist::ClientAddress;
-use crate::counters::bump;
+use crate::counters::{Limit, Store};
 use crate::error::GatewayError;
 use crate::jsonrpc::{self, Incoming, Invalid};
 use crate::methods::{self, Context};
@@ -54,6 +54,9 @@ pub async fn handle(state: SharedState, path: Arc<str>, request: Request) -> Res
         }
     };
     log.emit(response.status().as_u16());
+    state
+        .metrics
+        .request(log.method, log.tool.as_deref(), log.outcome, log.elapsed());
     response
 }
 
@@ -92,7 +95,7 @@ async fn limit_address(
     match state.limiter.check(&key, per_minute).await {
         Ok(Decision::Allowed) => Ok(()),
         Ok(Decision::Limited(retry_after)) => {
-            bump(&state.counters.address_rate_limited);
+            state.metrics.rate_limited(Limit::Address);
             tracing::info!(client = %client, "request refused by the per-address limit");
             Err(GatewayError::AddressRateLimited {
                 profile,
@@ -100,7 +103,7 @@ async fn limit_address(
             })
         }
         Err(error) => {
-            bump(&state.counters.rate_limit_fail_open);
+            state.metrics.served_without(Store::RateLimit);
             tracing::warn!(store = "rate_limit", %error, "store unavailable: request served without the address limit");
             Ok(())
         }
@@ -125,8 +128,14 @@ async fn serve(
     limit_address(state, client, endpoint.profile).await?;
     transport::check(request.headers(), &endpoint, &config.allowed_origins)?;
     let auth_deadline = std::time::Duration::from_millis(config.deadlines.auth_ms);
-    let principal =
-        auth::authenticate(&state.backends, &endpoint, request.headers(), auth_deadline).await?;
+    let principal = auth::authenticate(
+        state,
+        &endpoint,
+        request.headers(),
+        &log.request_id,
+        auth_deadline,
+    )
+    .await?;
     log.client_id = Some(principal.client_id.clone());
     log.user_id = Some(principal.user_id.clone());
 

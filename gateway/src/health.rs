@@ -1,6 +1,7 @@
-//! The internal listener: `/healthz` (the process is up) and `/readyz` (both
-//! gRPC backends report SERVING on the standard health service) and `/metrics` (the gateway's counters). Never
-//! mounted on the public listener.
+//! The internal listener: `/healthz` (the process is up), `/readyz` (both
+//! gRPC backends report SERVING on the standard health service) and
+//! `/metrics` (the gateway's Prometheus metrics). Never mounted on the public
+//! listener.
 
 use std::time::Duration;
 
@@ -64,14 +65,9 @@ async fn serving(mut client: HealthClient<Channel>) -> bool {
         })
 }
 
-/// The gateway's counters (rate-limit refusals, store fail-opens, replays).
+/// The gateway's metrics in the Prometheus text format.
 async fn metrics(State(state): State<SharedState>) -> Response {
-    let mut response = Response::new(axum::body::Body::from(state.counters.render()));
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; version=0.0.4"),
-    );
-    response
+    chataigne_common::metrics::response(state.metrics.render())
 }
 
 /// Routes of the internal listener.

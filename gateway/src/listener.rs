@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use axum::extract::connect_info::Connected;
 use axum::serve::{IncomingStream, Listener};
+use chataigne_common::metrics::prometheus::IntCounter;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use ipnet::IpNet;
@@ -55,6 +56,8 @@ pub struct PublicListener {
     proxy_peers: Option<Arc<[IpNet]>>,
     tls: Option<TlsAcceptor>,
     handshakes: FuturesUnordered<Handshake>,
+    /// Counts connections dropped for a missing or invalid PROXY header.
+    proxy_refusals: Option<IntCounter>,
 }
 
 impl PublicListener {
@@ -70,7 +73,14 @@ impl PublicListener {
                 .then(|| allowlist.trusted_proxies.iter().map(IpNet::trunc).collect()),
             tls,
             handshakes: FuturesUnordered::new(),
+            proxy_refusals: None,
         }
+    }
+
+    /// Counts in `counter` each connection refused for its PROXY header.
+    pub fn counting_proxy_refusals(mut self, counter: IntCounter) -> PublicListener {
+        self.proxy_refusals = Some(counter);
+        self
     }
 
     fn expects_header(&self, peer: SocketAddr) -> bool {
@@ -92,7 +102,9 @@ impl Listener for PublicListener {
                     Ok((stream, socket)) if self.expects_header(socket) || self.tls.is_some() => {
                         let header = self.expects_header(socket);
                         let tls = self.tls.clone();
-                        self.handshakes.push(Box::pin(handshake(stream, socket, header, tls)));
+                        let refusals = self.proxy_refusals.clone();
+                        let pending = handshake(stream, socket, header, tls, refusals);
+                        self.handshakes.push(Box::pin(pending));
                     }
                     Ok((stream, socket)) => {
                         let peer = Peer { socket, proxied: None };
@@ -169,9 +181,16 @@ async fn handshake(
     socket: SocketAddr,
     header: bool,
     tls: Option<TlsAcceptor>,
+    refusals: Option<IntCounter>,
 ) -> Option<(Connection, Peer)> {
     let (replay, proxied) = if header {
-        read_proxy_header(stream, socket).await?
+        let Some(read) = read_proxy_header(stream, socket).await else {
+            if let Some(refusals) = refusals {
+                refusals.inc();
+            }
+            return None;
+        };
+        read
     } else {
         (Replay::new(stream, Vec::new()), None)
     };
@@ -363,6 +382,34 @@ impl AsyncWrite for Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_trusted_peer_without_a_proxy_header_is_counted_and_dropped() {
+        use tokio::io::AsyncWriteExt;
+        let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = tcp.local_addr().unwrap();
+        let allowlist = Allowlist {
+            enabled: true,
+            cidrs: vec!["127.0.0.1/32".parse().unwrap()],
+            trusted_proxies: vec!["127.0.0.1/32".parse().unwrap()],
+            proxy_protocol: true,
+        };
+        let refused = IntCounter::new("t_refused", "Refused.").unwrap();
+        let mut listener =
+            PublicListener::new(tcp, &allowlist, None).counting_proxy_refusals(refused.clone());
+        let accepting = tokio::spawn(async move { listener.accept().await.1 });
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+        let counted = tokio::time::timeout(Duration::from_secs(5), async {
+            while refused.get() == 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        assert!(counted.is_ok(), "the refusal is counted");
+        assert!(!accepting.is_finished(), "the connection is never served");
+        accepting.abort();
+    }
 
     #[test]
     fn v1_and_v2_headers_give_the_relayed_source_and_their_length() {

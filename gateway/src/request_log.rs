@@ -45,6 +45,11 @@ impl RequestLog {
             .unwrap_or("other");
     }
 
+    /// Time since the request arrived.
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.started.elapsed()
+    }
+
     /// Emits the line.
     pub fn emit(&self, status: u16) {
         tracing::info!(

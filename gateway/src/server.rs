@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 use crate::backends::Backends;
 use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::counters::Counters;
+use crate::counters::Metrics;
 use crate::endpoints::{Endpoints, METADATA_PREFIX};
 use crate::error::GatewayError;
 use crate::idempotency::{Hasher, IdempotencyCache};
@@ -104,18 +104,23 @@ pub async fn run(
         limiter: RateLimiter::new(redis.clone()),
         idempotency: IdempotencyCache::new(redis.clone()),
         hasher: Hasher::new(config.idempotency.secret.as_ref()),
-        counters: Counters::default(),
+        metrics: Metrics::new()?,
         config,
     });
-    let public = stack::public(public_routes(&state), &state.config)
-        .into_make_service_with_connect_info::<Peer>();
+    let public =
+        stack::public(public_routes(&state), &state).into_make_service_with_connect_info::<Peer>();
     let tls = state
         .config
         .tls
         .as_ref()
         .map(crate::tls::acceptor)
         .transpose()?;
-    let public_listener = PublicListener::new(listeners.public, &state.config.allowlist, tls);
+    let public_listener = PublicListener::new(listeners.public, &state.config.allowlist, tls)
+        .counting_proxy_refusals(
+            state
+                .metrics
+                .allowlist_refusal_counter("proxy_header_invalid"),
+        );
     let internal = health::router(state.clone());
 
     let (stop, stopped) = tokio::sync::watch::channel(false);

@@ -18,12 +18,13 @@ use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 use crate::allowlist::{self, Policy};
-use crate::config::Config;
 use crate::error::GatewayError;
 use crate::request_id::{self, RequestId};
+use crate::state::SharedState;
 
 /// Wraps the public routes in the gateway's layers.
-pub fn public(routes: Router, config: &Config) -> Router {
+pub fn public(routes: Router, state: &SharedState) -> Router {
+    let config = &state.config;
     let max_body = config.max_body_bytes;
     let deadlines = &config.deadlines;
     let longest_call = deadlines
@@ -39,7 +40,7 @@ pub fn public(routes: Router, config: &Config) -> Router {
             // work; the client address comes from the socket or, behind
             // trusted proxies only, from PROXY protocol / X-Forwarded-For.
             .layer(middleware::from_fn_with_state(
-                Policy::new(&config.allowlist),
+                (Policy::new(&config.allowlist), state.clone()),
                 allowlist::enforce,
             ))
             // Marks credentials as sensitive so no layer below (trace, debug

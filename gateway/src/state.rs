@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::backends::Backends;
 use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::counters::Counters;
+use crate::counters::Metrics;
 use crate::endpoints::Endpoints;
 use crate::idempotency::{Hasher, IdempotencyCache};
 use crate::rate_limit::RateLimiter;
@@ -22,7 +22,7 @@ pub struct AppState {
     /// Idempotency replay cache and in-progress locks (Redis or in-process).
     pub idempotency: IdempotencyCache,
     pub hasher: Hasher,
-    pub counters: Counters,
+    pub metrics: Metrics,
 }
 
 pub type SharedState = Arc<AppState>;

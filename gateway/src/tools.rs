@@ -1,6 +1,14 @@
 //! `tools/list` (the cached catalogue filtered by the principal's scopes and
-//! the write switch) and `tools/call` (parameter checks, visibility, then the
-//! rate limit, idempotency cache and backend call, then its envelope).
+//! the two write switches) and `tools/call` (parameter checks, visibility,
+//! the deploy-time write switch, then the rate limit, idempotency cache and
+//! backend call, then its envelope).
+//!
+//! Writes run only when both switches allow them: the gateway's static
+//! `writes_enabled` (a deploy-time edge override, refused here without
+//! reaching the backend) and the tool-service's run-time operator flag, which
+//! the tool-service reads live on every write and refuses with
+//! `MCP_WRITES_DISABLED`; `tools/list` hides write tools when either is off,
+//! the run-time one as of the cached catalogue (its TTL applies).
 
 use chataigne_common::ErrorCode;
 use serde::Serialize;
@@ -10,6 +18,7 @@ use serde_json::{Map, Value};
 use crate::auth::Principal;
 use crate::call::{self, CallInput, gateway_failure};
 use crate::catalog::Tool;
+use crate::counters::Dependency;
 use crate::envelope::{self, Reply};
 use crate::error::GatewayError;
 use crate::guard;
@@ -32,6 +41,7 @@ pub async fn list(ctx: Context<'_>, id: &Id) -> Result<Box<RawValue>, GatewayErr
         Ok(snapshot) => snapshot,
         Err(status) => {
             let failure = chataigne_common::codes::decode_status(&status);
+            ctx.state.metrics.dependency_error(Dependency::ToolService);
             tracing::warn!(code = failure.code.as_str(), "tool catalogue unavailable");
             ctx.log.outcome = failure.code.as_str();
             let error =
@@ -39,7 +49,7 @@ pub async fn list(ctx: Context<'_>, id: &Id) -> Result<Box<RawValue>, GatewayErr
             return Err(GatewayError::ToolFatal(id.clone(), error));
         }
     };
-    let writes_enabled = ctx.state.config.writes_enabled;
+    let writes_enabled = ctx.state.config.writes_enabled && snapshot.writes_enabled();
     let tools = snapshot
         .tools()
         .filter(|tool| visible(tool, ctx.principal))
@@ -113,6 +123,7 @@ pub async fn call(
         Ok(snapshot) => snapshot,
         Err(status) => {
             let failure = chataigne_common::codes::decode_status(&status);
+            ctx.state.metrics.dependency_error(Dependency::ToolService);
             ctx.log.outcome = failure.code.as_str();
             return reply(envelope::failure(profile, &request_id, &failure), id);
         }

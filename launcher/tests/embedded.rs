@@ -2,55 +2,23 @@
 //! `MCP_TOKEN=`, and the official Python SDK client lists tools and reads
 //! orders with them; SIGTERM stops it cleanly.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
+use chataigne_tests::process::start_embedded;
 use chataigne_tests::{SdkClients, TempDir};
-
-/// Kills the embedded process if the test fails before stopping it.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[test]
 fn embedded_binary_prints_a_working_url_and_token() {
     let data = TempDir::new("embedded");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chataigne"))
-        .args(["--port", "0", "--data-dir"])
-        .arg(&data.0)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("embedded binary starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut child = Running(child);
-    let mut lines = BufReader::new(stdout).lines();
-    let mut url = None;
-    let mut token = None;
-    for line in lines.by_ref().take(3) {
-        let line = line.expect("utf-8 line");
-        if let Some(value) = line.strip_prefix("MCP_URL=") {
-            url = Some(value.to_owned());
-        } else if let Some(value) = line.strip_prefix("MCP_TOKEN=") {
-            token = Some(value.to_owned());
-        } else {
-            assert!(
-                line.starts_with("curl "),
-                "third line is a curl command: {line}"
-            );
-        }
-    }
-    let (url, token) = (
-        url.expect("MCP_URL printed"),
-        token.expect("MCP_TOKEN printed"),
+    let (mut child, start) = start_embedded(Path::new(env!("CARGO_BIN_EXE_chataigne")), &data.0);
+    assert!(
+        start.curl.starts_with("curl "),
+        "third line is a curl command: {}",
+        start.curl
     );
+    let (url, token) = (start.url, start.token);
     assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp/v1"));
 
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -164,6 +164,40 @@ def check_invariants(docs: list[dict]) -> list[str]:
             args = spec["containers"][0].get("args")
             if args != ["migrate"]:
                 problems.append(f"{where}: migration Job must run `migrate`, got {args}")
+    problems += check_backend_grpc_stays_internal(docs)
+    return problems
+
+
+def check_backend_grpc_stays_internal(docs: list[dict]) -> list[str]:
+    """The backends' gRPC ports are reachable from the release's own pods
+    (and, for the tool-service, labelled internal namespaces) only: no
+    NetworkPolicy rule admitting an auth-service gRPC port has a peer outside
+    the namespace (namespaceSelector / ipBlock)."""
+    problems: list[str] = []
+    grpc_ports = set()
+    for doc in docs:
+        if doc["kind"] != "Deployment":
+            continue
+        if get(doc, "metadata", "labels", "app.kubernetes.io/component") != "auth-service":
+            continue
+        for container in get(doc, "spec", "template", "spec", "containers") or []:
+            for port in container.get("ports", []):
+                if port.get("name") == "grpc":
+                    grpc_ports.add(port.get("containerPort"))
+    for doc in docs:
+        if doc["kind"] != "NetworkPolicy":
+            continue
+        if get(doc, "metadata", "labels", "app.kubernetes.io/component") != "auth-service":
+            continue
+        for rule in get(doc, "spec", "ingress") or []:
+            ports = {p.get("port") for p in rule.get("ports") or []}
+            if not rule.get("ports") or ports & grpc_ports:
+                for peer in rule.get("from") or [{}]:
+                    if "namespaceSelector" in peer or "ipBlock" in peer or not peer:
+                        problems.append(
+                            f"NetworkPolicy {get(doc, 'metadata', 'name')}: the auth-service's gRPC "
+                            f"port is open beyond the release's pods ({peer})"
+                        )
     return problems
 
 

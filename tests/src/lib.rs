@@ -9,6 +9,7 @@ use chataigne::{Stack, StackConfig};
 use serde_json::{Value, json};
 
 pub mod forwarder;
+pub mod process;
 pub mod stores;
 
 pub use chataigne_common::demo;

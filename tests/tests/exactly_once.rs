@@ -1,93 +1,302 @@
-//! Exactly-once writes through the whole stack on PostgreSQL and the real
-//! Redis: concurrent duplicates, replay after the cache lost its entry (as
-//! when a gateway dies between the effect and storing the result), argument
-//! mismatch, and an operation still in progress.
+//! Exactly-once writes through the whole stack, on PostgreSQL with the real
+//! Redis and on SQLite with the embedded in-process stores (no Redis):
+//! concurrent duplicates (also spread over a second tool-service replica on
+//! the same database, so they race in the database itself), replay after the
+//! gateway lost its cache entry (as when a gateway dies between the effect
+//! and storing the result), argument mismatch, and an operation still in
+//! progress.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chataigne_tests::demo::{ORG_BISTRO, USER_ADMIN, USER_MANAGER};
-use chataigne_tests::forwarder::{Forwarder, Mode};
 use chataigne_tests::stores::{
-    delete_keys, error_code, first_conversation, prefix, replayed, sandbox_on_redis, scalar,
-    staff_messages,
+    call_at, delete_keys, error_code, extra_gateway, prefix, replayed, sandbox_on_redis, scalar,
 };
-use serde_json::json;
+use chataigne_tests::{Backend, Sandbox};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 const SEND: &str = "chataigne_conversation_message_send";
+const STAFF_MESSAGES: &str =
+    "SELECT COUNT(*) FROM conversation_messages WHERE conversation_id = $1 AND sender = 'staff'";
+const OUTBOX: &str = "SELECT COUNT(*) FROM outbound_messages WHERE conversation_id = $1";
+const FIRST_CONVERSATION: &str =
+    "SELECT id FROM conversations WHERE organization_id = $1 ORDER BY id LIMIT 1";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_duplicates_make_exactly_one_effect_and_replay() {
-    let prefix = prefix();
-    let Some((sandbox, db)) = sandbox_on_redis(&prefix, |_| {}).await else {
+/// The tool-service's database, read directly by the test.
+enum Db {
+    Postgres(String),
+    Sqlite(String),
+}
+
+impl Db {
+    async fn count(&self, sql: &'static str, bind: &str) -> i64 {
+        match self {
+            Db::Postgres(url) => scalar(url, sql, bind).await,
+            Db::Sqlite(url) => {
+                let pool = sqlx::SqlitePool::connect(url)
+                    .await
+                    .expect("tools database");
+                let value: i64 = sqlx::query_scalar(sql)
+                    .bind(bind.to_owned())
+                    .fetch_one(&pool)
+                    .await
+                    .expect("scalar query");
+                pool.close().await;
+                value
+            }
+        }
+    }
+
+    async fn first_conversation(&self, organization_id: &str) -> String {
+        let id = match self {
+            Db::Postgres(url) => {
+                let pool = sqlx::PgPool::connect(url).await.expect("tools database");
+                let id = sqlx::query_scalar(FIRST_CONVERSATION)
+                    .bind(organization_id)
+                    .fetch_one(&pool)
+                    .await;
+                pool.close().await;
+                id
+            }
+            Db::Sqlite(url) => {
+                let pool = sqlx::SqlitePool::connect(url)
+                    .await
+                    .expect("tools database");
+                let id = sqlx::query_scalar(FIRST_CONVERSATION)
+                    .bind(organization_id)
+                    .fetch_one(&pool)
+                    .await;
+                pool.close().await;
+                id
+            }
+        };
+        id.expect("a seeded conversation")
+    }
+
+    async fn staff_messages(&self, conversation: &str) -> i64 {
+        self.count(STAFF_MESSAGES, conversation).await
+    }
+}
+
+/// A sandbox with direct access to its tool-service's database and the
+/// means to lose the gateway's idempotency cache.
+struct Bench {
+    sandbox: Sandbox,
+    db: Db,
+    /// The tool-service's configuration, for replicas on the same database.
+    tools: chataigne_tools::Config,
+    /// The gateway's Redis key prefix (PostgreSQL runs); `None`: in-process stores.
+    redis_prefix: Option<String>,
+    stops: Mutex<Vec<CancellationToken>>,
+}
+
+impl Bench {
+    /// PostgreSQL with the gateway on the real Redis, or SQLite with the
+    /// embedded in-process stores. `None` only outside CI without Postgres.
+    async fn start(
+        backend: Backend,
+        adjust: impl FnOnce(&mut chataigne::StackConfig),
+    ) -> Option<Bench> {
+        let mut tools = None;
+        let capture = |config: &mut chataigne::StackConfig| {
+            adjust(config);
+            tools = Some(config.tools.clone());
+        };
+        let (sandbox, postgres_url, redis_prefix) = match backend {
+            Backend::Postgres => {
+                let prefix = prefix();
+                let (sandbox, url) = sandbox_on_redis(&prefix, capture).await?;
+                (sandbox, Some(url), Some(prefix))
+            }
+            Backend::Sqlite => {
+                let sandbox = Sandbox::start_with(Backend::Sqlite, capture)
+                    .await
+                    .expect("sqlite sandbox");
+                (sandbox, None, None)
+            }
+        };
+        let tools = tools.expect("configuration captured");
+        let db = match postgres_url {
+            Some(url) => Db::Postgres(url),
+            None => Db::Sqlite(tools.database.url().to_owned()),
+        };
+        Some(Bench {
+            sandbox,
+            db,
+            tools,
+            redis_prefix,
+            stops: Mutex::default(),
+        })
+    }
+
+    fn keep(&self, stop: CancellationToken) {
+        self.stops.lock().expect("stops").push(stop);
+    }
+
+    /// What the gateway remembered of finished writes is gone, as after a
+    /// gateway died between the effect and storing its result: on Redis the
+    /// entries are deleted; in-process, the next calls go through a new
+    /// gateway (empty memory) in front of the same backends. Returns the MCP
+    /// URL to retry on.
+    async fn forget(&self) -> String {
+        match &self.redis_prefix {
+            Some(prefix) => {
+                delete_keys(prefix, "idem").await;
+                self.sandbox.mcp_url.clone()
+            }
+            None => {
+                let (url, stop) = extra_gateway(&self.sandbox.stack, |_| {}).await;
+                self.keep(stop);
+                url
+            }
+        }
+    }
+
+    /// A second tool-service on the same database (same idempotency secret)
+    /// behind a gateway of its own; returns that gateway's MCP URL.
+    async fn replica(&self) -> String {
+        let mut config = self.tools.clone();
+        config.seed_demo = false;
+        config.auth_service_url = self.sandbox.auth_grpc_url.clone();
+        let service = chataigne_tools::ToolService::build(&config)
+            .await
+            .expect("replica builds");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let tools_url = format!("http://{}", listener.local_addr().expect("addr"));
+        let stop = CancellationToken::new();
+        let signal = stop.clone();
+        tokio::spawn(async move {
+            service
+                .serve(
+                    chataigne_tools::Listeners {
+                        grpc: listener,
+                        metrics: None,
+                    },
+                    async move { signal.cancelled().await },
+                )
+                .await
+                .expect("replica serves");
+        });
+        self.keep(stop);
+        let (url, stop) = extra_gateway(&self.sandbox.stack, |config| {
+            config.tool_service_url = tools_url;
+        })
+        .await;
+        self.keep(stop);
+        url
+    }
+
+    async fn shutdown(self) {
+        for stop in self.stops.lock().expect("stops").drain(..) {
+            stop.cancel();
+        }
+        self.sandbox.shutdown().await;
+    }
+}
+
+/// `tools/call` on the MCP endpoint `url`; the JSON-RPC `result`.
+async fn call(url: &str, token: &str, name: &str, arguments: Value) -> Value {
+    let (status, body) = call_at(url, token, name, arguments).await;
+    assert_eq!(status, 200, "tools/call {name}: {body}");
+    body.get("result")
+        .cloned()
+        .unwrap_or_else(|| panic!("no result for {name}: {body}"))
+}
+
+fn in_progress_is_retryable(result: &Value) {
+    let error = &result["structuredContent"]["data"]["error"];
+    assert!(
+        error["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0),
+        "{error}"
+    );
+    assert_eq!(error["retryable"], true, "{error}");
+}
+
+async fn concurrent_duplicates(backend: Backend) {
+    let Some(bench) = Bench::start(backend, |_| {}).await else {
         return;
     };
-    let conversation = first_conversation(&db, ORG_BISTRO).await;
+    let (sandbox, db) = (&bench.sandbox, &bench.db);
+    let conversation = db.first_conversation(ORG_BISTRO).await;
     let token = sandbox.token(USER_MANAGER).await;
-    let before = staff_messages(&db, &conversation).await;
+    let before = db.staff_messages(&conversation).await;
+    let replica = bench.replica().await;
+    let urls = [sandbox.mcp_url.clone(), replica.clone()];
     let args = json!({"conversation_id": conversation, "text": "Votre commande arrive dans 10 minutes.",
                       "idempotency_key": "dup-key-0001-aaaa"});
-    let calls = (0..16).map(|_| sandbox.call_tool(&token, SEND, args.clone()));
+    let calls = (0..16).map(|i| call(&urls[i % 2], &token, SEND, args.clone()));
     let results = futures::future::join_all(calls).await;
     assert_eq!(
-        staff_messages(&db, &conversation).await,
+        db.staff_messages(&conversation).await,
         before + 1,
         "one effect"
     );
-    let fresh = results
+    let fresh: Vec<&Value> = results
         .iter()
         .filter(|r| error_code(r).is_none() && !replayed(r))
-        .count();
-    assert_eq!(fresh, 1, "exactly one call did the work: {results:?}");
+        .collect();
+    assert_eq!(fresh.len(), 1, "exactly one call did the work: {results:?}");
+    let first = fresh[0];
     for result in &results {
         match error_code(result).as_deref() {
-            None => {}
-            Some("MCP_OPERATION_IN_PROGRESS") => {
-                let error = &result["structuredContent"]["data"]["error"];
-                assert!(error["retry_after_ms"].as_u64().is_some(), "{error}");
-                assert_eq!(error["retryable"], true);
-            }
+            None => assert_eq!(
+                result["structuredContent"]["data"], first["structuredContent"]["data"],
+                "a replay is the stored result"
+            ),
+            Some("MCP_OPERATION_IN_PROGRESS") => in_progress_is_retryable(result),
             Some(other) => panic!("unexpected {other}: {result}"),
         }
     }
-    let again = sandbox.call_tool(&token, SEND, args.clone()).await;
-    assert!(replayed(&again), "{again}");
-    let first = results
-        .iter()
-        .find(|r| error_code(r).is_none() && !replayed(r))
-        .unwrap();
-    assert_eq!(
-        again["structuredContent"]["data"], first["structuredContent"]["data"],
-        "the replay is the stored result"
-    );
-    assert_eq!(
-        scalar(
-            &db,
-            "SELECT COUNT(*) FROM outbound_messages WHERE conversation_id = $1",
-            &conversation
-        )
-        .await,
-        1
-    );
-    sandbox.shutdown().await;
+    for url in &urls {
+        let again = call(url, &token, SEND, args.clone()).await;
+        assert!(replayed(&again), "{again}");
+        assert_eq!(
+            again["structuredContent"]["data"], first["structuredContent"]["data"],
+            "the replay is the stored result"
+        );
+    }
+    assert_eq!(db.count(OUTBOX, &conversation).await, 1);
+    assert_eq!(db.staff_messages(&conversation).await, before + 1);
+    bench.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lost_cache_entry_replays_from_the_database_and_mismatches_stay_refused() {
-    let prefix = prefix();
-    let Some((sandbox, db)) = sandbox_on_redis(&prefix, |_| {}).await else {
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_duplicates_make_exactly_one_effect_and_replay() {
+    concurrent_duplicates(Backend::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_concurrent_duplicates_make_exactly_one_effect_and_replay() {
+    concurrent_duplicates(Backend::Sqlite).await;
+}
+
+async fn lost_cache_and_mismatch(backend: Backend) {
+    let Some(bench) = Bench::start(backend, |_| {}).await else {
         return;
     };
-    let conversation = first_conversation(&db, ORG_BISTRO).await;
+    let (sandbox, db) = (&bench.sandbox, &bench.db);
+    let conversation = db.first_conversation(ORG_BISTRO).await;
     let token = sandbox.token(USER_MANAGER).await;
-    let before = staff_messages(&db, &conversation).await;
+    let before = db.staff_messages(&conversation).await;
     let args = json!({"conversation_id": conversation, "text": "Merci pour votre visite !",
                       "idempotency_key": "crash-key-0002-bbbb"});
-    let first = sandbox.call_tool(&token, SEND, args.clone()).await;
+    let first = call(&sandbox.mcp_url, &token, SEND, args.clone()).await;
     assert_eq!(error_code(&first), None, "{first}");
     assert!(!replayed(&first));
+    if let Some(prefix) = &bench.redis_prefix {
+        assert_eq!(
+            delete_keys(prefix, "idem").await,
+            1,
+            "the gateway cached the result"
+        );
+    }
     // The gateway "died" after the effect: its cache entry is gone.
-    assert_eq!(delete_keys(&prefix, "idem").await, 1);
-    let retry = sandbox.call_tool(&token, SEND, args.clone()).await;
+    let after_crash = bench.forget().await;
+    let retry = call(&after_crash, &token, SEND, args.clone()).await;
     assert!(
         replayed(&retry),
         "answered from the database record: {retry}"
@@ -96,35 +305,35 @@ async fn a_lost_cache_entry_replays_from_the_database_and_mismatches_stay_refuse
         retry["structuredContent"]["data"],
         first["structuredContent"]["data"]
     );
-    assert_eq!(staff_messages(&db, &conversation).await, before + 1);
+    assert_eq!(db.staff_messages(&conversation).await, before + 1);
 
     let mut other = args.clone();
     other["text"] = json!("Un autre message");
-    let cached = sandbox.call_tool(&token, SEND, other.clone()).await;
+    let cached = call(&sandbox.mcp_url, &token, SEND, other.clone()).await;
     assert_eq!(
         error_code(&cached).as_deref(),
         Some("MCP_IDEMPOTENCY_MISMATCH"),
         "{cached}"
     );
-    delete_keys(&prefix, "idem").await;
-    let from_db = sandbox.call_tool(&token, SEND, other).await;
+    let after_crash = bench.forget().await;
+    let from_db = call(&after_crash, &token, SEND, other).await;
     assert_eq!(
         error_code(&from_db).as_deref(),
         Some("MCP_IDEMPOTENCY_MISMATCH"),
         "{from_db}"
     );
-    assert_eq!(staff_messages(&db, &conversation).await, before + 1);
+    assert_eq!(db.staff_messages(&conversation).await, before + 1);
 
-    // The same key of another user is another key.
+    // The same key for another tool is another key.
     let instruction = json!({"conversation_id": conversation, "text": "Offrir le dessert.",
                              "idempotency_key": "crash-key-0002-bbbb"});
-    let result = sandbox
-        .call_tool(
-            &token,
-            "chataigne_conversation_instruction_send",
-            instruction,
-        )
-        .await;
+    let result = call(
+        &sandbox.mcp_url,
+        &token,
+        "chataigne_conversation_instruction_send",
+        instruction,
+    )
+    .await;
     assert_eq!(
         error_code(&result),
         None,
@@ -134,82 +343,145 @@ async fn a_lost_cache_entry_replays_from_the_database_and_mismatches_stay_refuse
         result["structuredContent"]["data"]["message"]["kind"],
         "instruction"
     );
-    sandbox.shutdown().await;
+    // And for another user too.
+    let owner = sandbox.token(chataigne_tests::demo::USER_OWNER).await;
+    let harbor = db
+        .first_conversation(chataigne_tests::demo::ORG_HARBOR)
+        .await;
+    let theirs = json!({"conversation_id": harbor, "text": "Merci pour votre visite !",
+                        "idempotency_key": "crash-key-0002-bbbb"});
+    let result = call(&sandbox.mcp_url, &owner, SEND, theirs).await;
+    assert_eq!(
+        error_code(&result),
+        None,
+        "keys are scoped by user: {result}"
+    );
+    assert!(!replayed(&result), "{result}");
+    bench.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_duplicate_of_a_running_write_is_in_progress_then_replays() {
-    let prefix = prefix();
-    let pg = chataigne_common::testing::postgres_admin_url();
-    let authority = pg
-        .trim_start_matches("postgres://")
-        .split_once('@')
-        .map_or("127.0.0.1:5432", |(_, rest)| rest)
-        .split('/')
-        .next()
-        .unwrap_or("127.0.0.1:5432")
-        .to_owned();
-    let proxy = Forwarder::start(&authority).await;
-    let proxied = proxy.authority();
-    let Some((sandbox, db)) = sandbox_on_redis(&prefix, |config| {
-        let url = secrecy::ExposeSecret::expose_secret(&config.tools.database.url).to_owned();
-        let url = url.replacen(&authority, &proxied, 1);
-        config.tools.database.url = secrecy::SecretString::from(url);
+async fn a_lost_cache_entry_replays_from_the_database_and_mismatches_stay_refused() {
+    lost_cache_and_mismatch(Backend::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_replays_after_a_gateway_crash_and_mismatches_stay_refused() {
+    lost_cache_and_mismatch(Backend::Sqlite).await;
+}
+
+/// Another connection's transaction holding the lock the first write needs:
+/// on PostgreSQL an `ACCESS EXCLUSIVE` lock on the messages table (the first
+/// write waits inside its transaction, after claiming its key), on SQLite the
+/// database's write lock (the first write waits to begin).
+enum Stall {
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+    Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
+}
+
+impl Stall {
+    async fn hold(db: &Db) -> Stall {
+        match db {
+            Db::Postgres(url) => {
+                let pool = sqlx::PgPool::connect(url).await.expect("tools database");
+                let mut tx = pool.begin().await.expect("begin");
+                sqlx::query("LOCK TABLE conversation_messages IN ACCESS EXCLUSIVE MODE")
+                    .execute(&mut *tx)
+                    .await
+                    .expect("table locked");
+                Stall::Postgres(tx)
+            }
+            Db::Sqlite(url) => {
+                let pool = sqlx::SqlitePool::connect(url)
+                    .await
+                    .expect("tools database");
+                let tx = pool
+                    .begin_with("BEGIN IMMEDIATE")
+                    .await
+                    .expect("write lock taken");
+                Stall::Sqlite(tx)
+            }
+        }
+    }
+
+    async fn release(self) {
+        match self {
+            Stall::Postgres(tx) => tx.rollback().await.expect("lock released"),
+            Stall::Sqlite(tx) => tx.commit().await.expect("lock released"),
+        }
+    }
+}
+
+async fn duplicate_of_a_running_write(backend: Backend) {
+    let Some(bench) = Bench::start(backend, |config| {
         config.gateway.deadlines.write_ms = 20_000;
     })
     .await
     else {
         return;
     };
-    let db = db.replacen(&proxied, &authority, 1);
-    let conversation = first_conversation(&db, ORG_BISTRO).await;
+    let (sandbox, db) = (&bench.sandbox, &bench.db);
+    let conversation = db.first_conversation(ORG_BISTRO).await;
     let token = sandbox.token(USER_MANAGER).await;
-    let before = staff_messages(&db, &conversation).await;
+    let before = db.staff_messages(&conversation).await;
+    // A second gateway: its duplicate reaches the tool-service while the first runs.
+    let (other_gateway, stop) = extra_gateway(&sandbox.stack, |_| {}).await;
+    bench.keep(stop);
     let args = json!({"conversation_id": conversation, "text": "Nous avons bien reçu votre demande.",
                       "idempotency_key": "slow-key-0003-cccc"});
-    proxy.set(Mode::Stall);
-    let first = {
-        let sandbox = &sandbox;
-        let token = token.clone();
-        let args = args.clone();
-        async move { sandbox.call_tool(&token, SEND, args).await }
+    let stall = Stall::hold(db).await;
+    let first = call(&sandbox.mcp_url, &token, SEND, args.clone());
+    let duplicates = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut duplicates = Vec::new();
+        for url in [&sandbox.mcp_url, &other_gateway] {
+            let started = Instant::now();
+            let result = call(url, &token, SEND, args.clone()).await;
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "answered at once, not after the first: {:?}",
+                started.elapsed()
+            );
+            duplicates.push(result);
+        }
+        stall.release().await;
+        duplicates
     };
-    let duplicate = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let started = Instant::now();
-        let result = sandbox.call_tool(&token, SEND, args.clone()).await;
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "answered at once"
+    let (first, duplicates) = tokio::join!(first, duplicates);
+    for duplicate in &duplicates {
+        assert_eq!(
+            error_code(duplicate).as_deref(),
+            Some("MCP_OPERATION_IN_PROGRESS"),
+            "{duplicate}"
         );
-        proxy.set(Mode::Forward);
-        result
-    };
-    let (first, duplicate) = tokio::join!(first, duplicate);
-    assert_eq!(
-        error_code(&duplicate).as_deref(),
-        Some("MCP_OPERATION_IN_PROGRESS"),
-        "{duplicate}"
-    );
-    assert!(
-        duplicate["structuredContent"]["data"]["error"]["retry_after_ms"]
-            .as_u64()
-            .unwrap()
-            > 0
-    );
+        in_progress_is_retryable(duplicate);
+    }
     assert_eq!(error_code(&first), None, "{first}");
-    let retry = sandbox.call_tool(&token, SEND, args).await;
-    assert!(replayed(&retry), "{retry}");
-    assert_eq!(staff_messages(&db, &conversation).await, before + 1);
-    sandbox.shutdown().await;
+    assert!(!replayed(&first), "{first}");
+    for url in [&sandbox.mcp_url, &other_gateway] {
+        let retry = call(url, &token, SEND, args.clone()).await;
+        assert!(replayed(&retry), "{retry}");
+    }
+    assert_eq!(db.staff_messages(&conversation).await, before + 1);
+    bench.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn platform_admins_create_organizations_and_locations_once() {
-    let prefix = prefix();
-    let Some((sandbox, db)) = sandbox_on_redis(&prefix, |_| {}).await else {
+async fn a_duplicate_of_a_running_write_is_in_progress_then_replays() {
+    duplicate_of_a_running_write(Backend::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_duplicate_of_a_running_write_is_in_progress_then_replays() {
+    duplicate_of_a_running_write(Backend::Sqlite).await;
+}
+
+async fn creations_once(backend: Backend) {
+    let Some(bench) = Bench::start(backend, |_| {}).await else {
         return;
     };
+    let (sandbox, db) = (&bench.sandbox, &bench.db);
+    let url = sandbox.mcp_url.clone();
     let admin = sandbox
         .token_with(
             USER_ADMIN,
@@ -217,22 +489,33 @@ async fn platform_admins_create_organizations_and_locations_once() {
         )
         .await;
     let create = json!({"name": "Crêperie du Port", "idempotency_key": "org-key-0004-dddd"});
-    let org = sandbox
-        .call_tool(&admin, "chataigne_organization_create", create.clone())
-        .await;
+    let org = call(
+        &url,
+        &admin,
+        "chataigne_organization_create",
+        create.clone(),
+    )
+    .await;
     assert_eq!(error_code(&org), None, "{org}");
     let org_id = org["structuredContent"]["data"]["organization"]["organization_id"]
         .as_str()
-        .unwrap()
+        .expect("organization id")
         .to_owned();
-    delete_keys(&prefix, "idem").await;
-    let again = sandbox
-        .call_tool(&admin, "chataigne_organization_create", create)
-        .await;
+    let after_crash = bench.forget().await;
+    let again = call(
+        &after_crash,
+        &admin,
+        "chataigne_organization_create",
+        create,
+    )
+    .await;
     assert!(replayed(&again), "{again}");
     assert_eq!(
-        scalar(
-            &db,
+        again["structuredContent"]["data"],
+        org["structuredContent"]["data"]
+    );
+    assert_eq!(
+        db.count(
             "SELECT COUNT(*) FROM organizations WHERE name = $1",
             "Crêperie du Port"
         )
@@ -242,13 +525,27 @@ async fn platform_admins_create_organizations_and_locations_once() {
     let location = json!({"organization_id": org_id, "name": "Crêperie du Port — Quai", "line1": "1 quai Est",
         "city": "Nantes", "postal_code": "44000", "country": "FR", "timezone": "Europe/Paris",
         "currency": "EUR", "idempotency_key": "loc-key-0005-eeee"});
-    let created = sandbox
-        .call_tool(&admin, "chataigne_location_create", location.clone())
-        .await;
+    let created = call(&url, &admin, "chataigne_location_create", location.clone()).await;
     assert_eq!(error_code(&created), None, "{created}");
+    let after_crash = bench.forget().await;
+    let again = call(
+        &after_crash,
+        &admin,
+        "chataigne_location_create",
+        location.clone(),
+    )
+    .await;
+    assert!(replayed(&again), "{again}");
+    let mut renamed = location.clone();
+    renamed["name"] = json!("Crêperie du Port — Gare");
+    let mismatch = call(&after_crash, &admin, "chataigne_location_create", renamed).await;
     assert_eq!(
-        scalar(
-            &db,
+        error_code(&mismatch).as_deref(),
+        Some("MCP_IDEMPOTENCY_MISMATCH"),
+        "{mismatch}"
+    );
+    assert_eq!(
+        db.count(
             "SELECT COUNT(*) FROM locations WHERE organization_id = $1",
             &org_id
         )
@@ -258,9 +555,7 @@ async fn platform_admins_create_organizations_and_locations_once() {
     let mut unknown = location.clone();
     unknown["organization_id"] = json!("org_doesnotexist");
     unknown["idempotency_key"] = json!("loc-key-0006-ffff");
-    let missing = sandbox
-        .call_tool(&admin, "chataigne_location_create", unknown)
-        .await;
+    let missing = call(&url, &admin, "chataigne_location_create", unknown).await;
     assert_eq!(
         error_code(&missing).as_deref(),
         Some("MCP_RESOURCE_NOT_FOUND"),
@@ -271,29 +566,178 @@ async fn platform_admins_create_organizations_and_locations_once() {
     let manager = sandbox
         .token_with(USER_MANAGER, &["admin.organizations.create"])
         .await;
-    let refused = sandbox
-        .call_tool(
-            &manager,
-            "chataigne_organization_create",
-            json!({"name": "Nope", "idempotency_key": "org-key-0007-gggg"}),
-        )
-        .await;
+    let refused = call(
+        &url,
+        &manager,
+        "chataigne_organization_create",
+        json!({"name": "Nope", "idempotency_key": "org-key-0007-gggg"}),
+    )
+    .await;
     assert_eq!(
         error_code(&refused).as_deref(),
         Some("MCP_RESOURCE_FORBIDDEN"),
         "{refused}"
     );
-    let bad_key = sandbox
-        .call_tool(
-            &admin,
-            "chataigne_organization_create",
-            json!({"name": "X", "idempotency_key": "short"}),
-        )
-        .await;
+    let bad_key = call(
+        &url,
+        &admin,
+        "chataigne_organization_create",
+        json!({"name": "X", "idempotency_key": "short"}),
+    )
+    .await;
     assert_eq!(
         error_code(&bad_key).as_deref(),
         Some("MCP_INVALID_ARGUMENTS"),
         "{bad_key}"
     );
-    sandbox.shutdown().await;
+    bench.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn platform_admins_create_organizations_and_locations_once() {
+    creations_once(Backend::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_platform_admins_create_organizations_and_locations_once() {
+    creations_once(Backend::Sqlite).await;
+}
+
+/// Embedded mode: a write that cannot take SQLite's write lock before its
+/// deadline is answered `MCP_OUTCOME_UNKNOWN` in time; the abandoned attempt
+/// leaves nothing behind (no effect, no record, no lock), so the retry with
+/// the same key does the effect, once, and later writes are not blocked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_write_past_its_deadline_is_unknown_then_happens_once() {
+    let deadline = Duration::from_millis(1_500);
+    let Some(bench) = Bench::start(Backend::Sqlite, |config| {
+        config.gateway.deadlines.write_ms = 1_500;
+    })
+    .await
+    else {
+        return;
+    };
+    let (sandbox, db) = (&bench.sandbox, &bench.db);
+    let Db::Sqlite(url) = db else {
+        unreachable!("an embedded bench")
+    };
+    let conversation = db.first_conversation(ORG_BISTRO).await;
+    let token = sandbox.token(USER_MANAGER).await;
+    let before = db.staff_messages(&conversation).await;
+    let args = json!({"conversation_id": conversation, "text": "Votre commande part à l'instant.",
+                      "idempotency_key": "late-key-0008-hhhh"});
+
+    let pool = sqlx::SqlitePool::connect(url)
+        .await
+        .expect("tools database");
+    let writer = pool
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .expect("write lock taken");
+    let started = Instant::now();
+    let late = call(&sandbox.mcp_url, &token, SEND, args.clone()).await;
+    let elapsed = started.elapsed();
+    assert_eq!(
+        error_code(&late).as_deref(),
+        Some("MCP_OUTCOME_UNKNOWN"),
+        "{late}"
+    );
+    assert!(
+        elapsed >= deadline - Duration::from_millis(200)
+            && elapsed < deadline + Duration::from_secs(5),
+        "answered at the deadline: {elapsed:?}"
+    );
+    // Still locked out: the abandoned attempt wrote nothing.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    writer.commit().await.expect("write lock released");
+    pool.close().await;
+    assert_eq!(db.staff_messages(&conversation).await, before);
+
+    let mut retried = None;
+    for _ in 0..20 {
+        let result = call(&sandbox.mcp_url, &token, SEND, args.clone()).await;
+        match error_code(&result).as_deref() {
+            None => {
+                retried = Some(result);
+                break;
+            }
+            Some("MCP_OPERATION_IN_PROGRESS") => {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Some(other) => panic!("unexpected {other}: {result}"),
+        }
+    }
+    let retried = retried.expect("the retry goes through once the lock is free");
+    assert!(
+        !replayed(&retried),
+        "the first attempt left no record: {retried}"
+    );
+    let again = call(&sandbox.mcp_url, &token, SEND, args).await;
+    assert!(replayed(&again), "{again}");
+    assert_eq!(db.staff_messages(&conversation).await, before + 1);
+
+    let started = Instant::now();
+    let next = json!({"conversation_id": conversation, "text": "Bon appétit !",
+                      "idempotency_key": "late-key-0009-iiii"});
+    let next = call(&sandbox.mcp_url, &token, SEND, next).await;
+    assert_eq!(error_code(&next), None, "{next}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "no lock left behind: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(db.staff_messages(&conversation).await, before + 2);
+    bench.shutdown().await;
+}
+
+/// Embedded mode: a record replays for its time to live only; past it the
+/// key is free again (the expired record is replaced in the same transaction
+/// as the new effect), on the tool-service as on the gateway's cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_keys_replay_until_they_expire() {
+    let Some(bench) = Bench::start(Backend::Sqlite, |config| {
+        config.tools.idempotency.replay_ttl_secs = 1;
+        config.gateway.idempotency.replay_ttl_secs = 1;
+    })
+    .await
+    else {
+        return;
+    };
+    let (sandbox, db) = (&bench.sandbox, &bench.db);
+    let conversation = db.first_conversation(ORG_BISTRO).await;
+    let token = sandbox.token(USER_MANAGER).await;
+    let before = db.staff_messages(&conversation).await;
+    let args = json!({"conversation_id": conversation, "text": "À demain !",
+                      "idempotency_key": "ttl-key-0010-jjjj"});
+    let first = call(&sandbox.mcp_url, &token, SEND, args.clone()).await;
+    assert_eq!(error_code(&first), None, "{first}");
+    let replay = call(&sandbox.mcp_url, &token, SEND, args.clone()).await;
+    assert!(replayed(&replay), "within its time to live: {replay}");
+    assert_eq!(db.staff_messages(&conversation).await, before + 1);
+
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let mut other = args.clone();
+    other["text"] = json!("À bientôt !");
+    let reused = call(&sandbox.mcp_url, &token, SEND, other).await;
+    assert_eq!(
+        error_code(&reused),
+        None,
+        "an expired key is free: {reused}"
+    );
+    assert!(!replayed(&reused), "{reused}");
+    assert_ne!(
+        reused["structuredContent"]["data"]["message"]["message_id"],
+        first["structuredContent"]["data"]["message"]["message_id"]
+    );
+    assert_eq!(db.staff_messages(&conversation).await, before + 2);
+    assert_eq!(
+        db.count(
+            "SELECT COUNT(*) FROM idempotency_keys WHERE tool = $1",
+            SEND
+        )
+        .await,
+        1,
+        "the expired record was replaced"
+    );
+    bench.shutdown().await;
 }

@@ -1,6 +1,8 @@
 //! The Helm chart (helm/chataigne) lints, renders and validates against the
 //! Kubernetes schemas with real Helm, for the default values, the HA and the
-//! minimal examples and the Gateway API mode; invalid combinations fail to
+//! minimal examples and the Gateway API mode; the authorization server is
+//! published (on its own host or by path on the MCP host) and the
+//! ServiceMonitor scrapes the three services; invalid combinations fail to
 //! render with a message saying why.
 //!
 //! Driven by tests/helm/check_chart.py (Helm as a library through
@@ -146,6 +148,9 @@ fn secret_value(name: &str) -> String {
         "postgres://chataigne:secret@db.internal:5432/chataigne".to_owned()
     } else if name.ends_with("REDIS__URL") {
         "redis://redis.internal:6379".to_owned()
+    } else if name.ends_with("KEYS__ENCRYPTION_KEY") {
+        // The auth-service's key-encryption key: base64 of 32 bytes.
+        "Y2hhdGFpZ25lIHRlc3Qga2V5LWVuY3J5cHRpb24gayE=".to_owned()
     } else {
         // Keys and secrets: long enough for every service's bound.
         "k".repeat(48)
@@ -169,6 +174,104 @@ fn secret_env(report: &Report, deployment: &str) -> Vec<(String, String)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The paths the auth-service serves (its router's routes), as the chart
+/// must publish them.
+fn oauth_paths() -> Vec<&'static str> {
+    let mut paths = vec![
+        chataigne_auth::AUTHORIZE_PATH,
+        chataigne_auth::TOKEN_PATH,
+        chataigne_auth::REVOKE_PATH,
+        chataigne_auth::REGISTER_PATH,
+        chataigne_auth::METADATA_PATH,
+        chataigne_auth::OIDC_METADATA_PATH,
+        chataigne_auth::JWKS_PATH,
+    ];
+    paths.sort_unstable();
+    paths
+}
+
+/// The (host, path, service, port) routes of an Ingress.
+fn ingress_routes(ingress: &Value) -> Vec<(String, String, String, u64)> {
+    let mut routes = Vec::new();
+    for rule in ingress["spec"]["rules"].as_array().expect("rules") {
+        for path in rule["http"]["paths"].as_array().expect("paths") {
+            assert_eq!(path["pathType"], "Prefix", "{path}");
+            routes.push((
+                str_at(rule, "/host").to_owned(),
+                str_at(path, "/path").to_owned(),
+                str_at(path, "/backend/service/name").to_owned(),
+                path["backend"]["service"]["port"]["number"]
+                    .as_u64()
+                    .expect("port number"),
+            ));
+        }
+    }
+    routes
+}
+
+/// The PathPrefix values of an HTTPRoute's single rule, and its backend.
+fn httproute_paths(route: &Value) -> (Vec<String>, String, u64) {
+    let rules = route["spec"]["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), 1, "{route:#}");
+    let paths = rules[0]["matches"]
+        .as_array()
+        .expect("matches")
+        .iter()
+        .map(|m| {
+            assert_eq!(m["path"]["type"], "PathPrefix");
+            str_at(m, "/path/value").to_owned()
+        })
+        .collect();
+    let backend = &rules[0]["backendRefs"][0];
+    (
+        paths,
+        str_at(backend, "/name").to_owned(),
+        backend["port"].as_u64().expect("backend port"),
+    )
+}
+
+/// The ingress rules of a NetworkPolicy that admit `port`.
+fn rules_admitting(policy: &Value, port: u64) -> Vec<&Value> {
+    policy["spec"]["ingress"]
+        .as_array()
+        .map(|rules| {
+            rules
+                .iter()
+                .filter(|rule| {
+                    rule["ports"]
+                        .as_array()
+                        .is_some_and(|ports| ports.iter().any(|p| p["port"] == port))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The auth-service publishes its OAuth port to the Ingress controller and
+/// nothing else: its gRPC port is admitted from the release's own pods only.
+fn assert_oauth_port_open_to_the_ingress_controller_only(report: &Report) {
+    let auth = report.find("NetworkPolicy", "chataigne-auth-service");
+    let grpc = rules_admitting(auth, 50051);
+    assert_eq!(grpc.len(), 1, "{auth:#}");
+    let mut from = peer_components(grpc[0]);
+    from.sort();
+    assert_eq!(from, ["gateway", "tool-service"]);
+    assert_eq!(grpc[0]["ports"].as_array().map(Vec::len), Some(1));
+    let oauth = rules_admitting(auth, 8081);
+    assert_eq!(oauth.len(), 1, "{auth:#}");
+    assert_eq!(
+        oauth[0]["ports"].as_array().map(Vec::len),
+        Some(1),
+        "oauth-http only, never gRPC: {auth:#}"
+    );
+    let peers = oauth[0]["from"].as_array().expect("peers");
+    assert_eq!(peers.len(), 1);
+    assert_eq!(
+        peers[0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+        "ingress-nginx"
+    );
 }
 
 /// Every service accepts what the chart gives it: the configuration file
@@ -356,14 +459,78 @@ fn default_values_render_lint_and_validate() {
     );
 
     // NetworkPolicies: auth-service gRPC only from the gateway and the
-    // tool-service pods; the tool-service also from labelled namespaces.
+    // tool-service pods, its OAuth port from the Ingress controller; the
+    // tool-service also from labelled namespaces.
     let auth = report.find("NetworkPolicy", "chataigne-auth-service");
-    let rules = auth["spec"]["ingress"].as_array().unwrap();
-    assert_eq!(rules.len(), 1, "one ingress rule: {auth:#}");
-    let mut from = peer_components(&rules[0]);
-    from.sort();
-    assert_eq!(from, ["gateway", "tool-service"]);
-    assert_eq!(rules[0]["ports"][0]["port"], 50051);
+    assert_eq!(
+        auth["spec"]["ingress"].as_array().map(Vec::len),
+        Some(2),
+        "gRPC and OAuth rules only (metrics off): {auth:#}"
+    );
+    assert_oauth_port_open_to_the_ingress_controller_only(&report);
+
+    // The authorization server is public: an Ingress on the host of
+    // authorizationServer, with its own TLS secret, routing exactly the
+    // auth-service's HTTP paths to its oauth-http port.
+    let oauth = report.find("Ingress", "chataigne-auth-service");
+    assert_eq!(oauth["spec"]["ingressClassName"], "nginx");
+    assert_eq!(oauth["spec"]["tls"][0]["hosts"][0], "auth.example.com");
+    assert_eq!(oauth["spec"]["tls"][0]["secretName"], "chataigne-auth-tls");
+    let routes = ingress_routes(oauth);
+    let mut paths: Vec<&str> = routes.iter().map(|r| r.1.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, oauth_paths());
+    assert!(
+        routes
+            .iter()
+            .all(|(host, _, service, port)| host == "auth.example.com"
+                && service == "chataigne-auth-service"
+                && *port == 8081)
+    );
+    let service = report.find("Service", "chataigne-auth-service");
+    assert_eq!(service["spec"]["type"], "ClusterIP");
+    assert!(
+        service["spec"]["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "oauth-http"
+                && p["port"] == 8081
+                && p["targetPort"] == "oauth-http")
+    );
+
+    // The signing-key encryption key reaches the auth-service and its
+    // migration Job from a Secret, and nothing else.
+    let kek_env = |container: &Value| -> Vec<Value> {
+        container["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "CHATAIGNE_KEYS__ENCRYPTION_KEY")
+            .cloned()
+            .collect()
+    };
+    let auth_container = &report.find("Deployment", "chataigne-auth-service")["spec"]["template"]["spec"]
+        ["containers"][0];
+    let migrate_container = &report.find("Job", "chataigne-migrate-auth-service")["spec"]["template"]
+        ["spec"]["containers"][0];
+    for container in [auth_container, migrate_container] {
+        let env = kek_env(container);
+        assert_eq!(env.len(), 1, "{container:#}");
+        assert_eq!(
+            env[0]["valueFrom"]["secretKeyRef"]["name"],
+            "chataigne-auth-kek"
+        );
+        assert_eq!(
+            env[0]["valueFrom"]["secretKeyRef"]["key"],
+            "signing-key-encryption-key"
+        );
+    }
+    for other in ["chataigne-gateway", "chataigne-tool-service"] {
+        let container =
+            &report.find("Deployment", other)["spec"]["template"]["spec"]["containers"][0];
+        assert!(kek_env(container).is_empty(), "{other}");
+    }
     let tools = report.find("NetworkPolicy", "chataigne-tool-service");
     let peers = tools["spec"]["ingress"][0]["from"].as_array().unwrap();
     assert!(peers.iter().any(|p| {
@@ -409,7 +576,13 @@ fn ha_example_terminates_tls_in_the_gateway_on_443() {
     assert_eq!(service["spec"]["externalTrafficPolicy"], "Local");
     assert_eq!(service["spec"]["ports"][0]["port"], 443);
     assert_eq!(service["spec"]["ports"][0]["name"], "https");
-    assert!(report.all("Ingress").is_empty());
+    // No Ingress in front of the gateway (the authorization server's only).
+    let ingresses: Vec<&str> = report
+        .all("Ingress")
+        .into_iter()
+        .map(|i| str_at(i, "/metadata/name"))
+        .collect();
+    assert_eq!(ingresses, ["chataigne-auth-service"]);
 
     let pod = &report.find("Deployment", "chataigne-gateway")["spec"]["template"]["spec"];
     let tls = pod["volumes"]
@@ -461,6 +634,90 @@ fn ha_example_terminates_tls_in_the_gateway_on_443() {
             .iter()
             .any(|d| d["kind"] == "ServiceMonitor" && d["validated"] == "custom")
     );
+    // It scrapes the three services: each has a "<name>-internal" Service
+    // carrying the selected labels, whose `metrics` port reaches a named
+    // container port of that service's pods, and Prometheus's namespace may
+    // reach that port through the service's NetworkPolicy.
+    let selector = monitor["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .unwrap();
+    let mut selected: Vec<&str> = report
+        .all("Service")
+        .into_iter()
+        .filter(|service| {
+            selector
+                .iter()
+                .all(|(k, v)| &service["metadata"]["labels"][k] == v)
+        })
+        .map(|service| str_at(service, "/metadata/name"))
+        .collect();
+    selected.sort_unstable();
+    assert_eq!(
+        selected,
+        [
+            "chataigne-auth-service-internal",
+            "chataigne-gateway-internal",
+            "chataigne-tool-service-internal"
+        ]
+    );
+    for (component, target) in [
+        ("gateway", "internal"),
+        ("auth-service", "metrics"),
+        ("tool-service", "metrics"),
+    ] {
+        let service = report.find("Service", &format!("chataigne-{component}-internal"));
+        assert_eq!(service["spec"]["type"], "ClusterIP");
+        assert_eq!(
+            service["spec"]["selector"]["app.kubernetes.io/component"],
+            component
+        );
+        let metrics = service["spec"]["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "metrics")
+            .unwrap_or_else(|| panic!("{component}: metrics port"));
+        assert_eq!(metrics["targetPort"], target, "{component}");
+        let port = metrics["port"].as_u64().unwrap();
+        let container = &report.find("Deployment", &format!("chataigne-{component}"))["spec"]["template"]
+            ["spec"]["containers"][0];
+        assert!(
+            container["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == target && p["containerPort"] == port),
+            "{component}: container port {target} = {port}"
+        );
+        let policy = report.find("NetworkPolicy", &format!("chataigne-{component}"));
+        let from_monitoring = rules_admitting(policy, port)
+            .into_iter()
+            .filter(|rule| {
+                rule["from"].as_array().is_some_and(|peers| {
+                    peers.iter().any(|p| {
+                        p["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+                            == "monitoring"
+                    })
+                })
+            })
+            .count();
+        assert_eq!(from_monitoring, 1, "{component}: {policy:#}");
+    }
+    // The backends are told to listen there.
+    for file in ["auth-service.toml", "tool-service.toml"] {
+        let toml = config["data"][file].as_str().unwrap();
+        assert!(
+            toml.contains("metrics_listen = \"0.0.0.0:9090\"\n"),
+            "{file}: {toml}"
+        );
+    }
+
+    // With in-pod TLS the authorization server still gets its own Ingress
+    // (its own host and certificate), and only its OAuth port is opened.
+    let oauth = report.find("Ingress", "chataigne-auth-service");
+    assert_eq!(oauth["spec"]["tls"][0]["secretName"], "chataigne-auth-tls");
+    assert_eq!(oauth["spec"]["rules"][0]["host"], "auth.example.com");
+    assert_oauth_port_open_to_the_ingress_controller_only(&report);
     let env = &pod["containers"][0]["env"];
     assert!(
         env.as_array()
@@ -483,6 +740,24 @@ fn minimal_example_renders_without_autoscaling_or_policies() {
     assert!(report.all("HorizontalPodAutoscaler").is_empty());
     assert!(report.all("PodDisruptionBudget").is_empty());
     assert!(report.all("NetworkPolicy").is_empty());
+    let oauth = report.find("Ingress", "chataigne-auth-service");
+    assert_eq!(
+        oauth["spec"]["rules"][0]["host"],
+        "auth.staging.example.com"
+    );
+    assert_eq!(
+        oauth["spec"]["tls"][0]["secretName"],
+        "chataigne-auth-staging-tls"
+    );
+    // Behind the same Ingress controller, the authorization server believes
+    // the gateway's trusted proxies for its per-address rate limits.
+    let auth_toml = report.find("ConfigMap", "chataigne-config")["data"]["auth-service.toml"]
+        .as_str()
+        .unwrap();
+    assert!(
+        auth_toml.contains("[oauth.rate_limits]\ntrusted_proxies = [\"10.0.0.0/8\"]"),
+        "{auth_toml}"
+    );
     let deployment = report.find("Deployment", "chataigne-tool-service");
     assert_eq!(deployment["spec"]["replicas"], 1);
     assert_eq!(
@@ -511,6 +786,95 @@ fn gateway_api_mode_renders_an_httproute() {
         "chataigne-gateway"
     );
     assert!(report.all("Ingress").is_empty());
+
+    // The authorization server: its own HTTPRoute on the same parents, for
+    // its host, to the auth-service's oauth-http port.
+    let oauth = report.find("HTTPRoute", "chataigne-auth-service");
+    assert_eq!(oauth["spec"]["parentRefs"], route["spec"]["parentRefs"]);
+    assert_eq!(
+        oauth["spec"]["hostnames"],
+        serde_json::json!(["auth.example.com"])
+    );
+    let (mut paths, backend, port) = httproute_paths(oauth);
+    paths.sort_unstable();
+    assert_eq!(paths, oauth_paths());
+    assert_eq!((backend.as_str(), port), ("chataigne-auth-service", 8081));
+    assert_oauth_port_open_to_the_ingress_controller_only(&report);
+}
+
+/// No path of one service is a path prefix of the other's (element-wise,
+/// as Prefix and PathPrefix match).
+fn assert_disjoint(gateway: &[String], oauth: &[String]) {
+    for g in gateway {
+        for a in oauth {
+            let g = format!("{}/", g.trim_end_matches('/'));
+            let a = format!("{}/", a.trim_end_matches('/'));
+            assert!(
+                !g.starts_with(&a) && !a.starts_with(&g),
+                "{g} and {a} overlap"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_authorization_server_can_share_the_mcp_host_by_path() {
+    let Some(python) = python() else { return };
+    // Ingress: a second Ingress on the same host, reusing its certificate.
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[
+            r#"authorizationServer="https://mcp.example.com""#,
+            r#"oauthRoute.ingress.tls.secretName="""#,
+        ],
+    );
+    report.assert_valid("shared host, Ingress");
+    assert_services_accept_their_config(&report);
+    let gateway = ingress_routes(report.find("Ingress", "chataigne-gateway"));
+    let oauth_ingress = report.find("Ingress", "chataigne-auth-service");
+    assert_eq!(
+        oauth_ingress["spec"]["tls"][0]["secretName"],
+        "chataigne-tls"
+    );
+    let oauth = ingress_routes(oauth_ingress);
+    assert!(
+        gateway
+            .iter()
+            .chain(&oauth)
+            .all(|route| route.0 == "mcp.example.com")
+    );
+    let paths = |routes: &[(String, String, String, u64)]| -> Vec<String> {
+        routes.iter().map(|r| r.1.clone()).collect()
+    };
+    assert_disjoint(&paths(&gateway), &paths(&oauth));
+    assert_eq!(oauth.len(), oauth_paths().len());
+
+    // Gateway API: two HTTPRoutes on the same hostname, disjoint paths.
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[
+            r#"authorizationServer="https://mcp.example.com""#,
+            "ingress.enabled=false",
+            "httpRoute.enabled=true",
+            r#"httpRoute.parentRefs=[{"name":"public","namespace":"gateway-system"}]"#,
+        ],
+    );
+    report.assert_valid("shared host, Gateway API");
+    let gateway = report.find("HTTPRoute", "chataigne-gateway");
+    let oauth = report.find("HTTPRoute", "chataigne-auth-service");
+    assert_eq!(oauth["spec"]["hostnames"], gateway["spec"]["hostnames"]);
+    assert_disjoint(&httproute_paths(gateway).0, &httproute_paths(oauth).0);
+
+    // The route can be switched off (published by other means): no object,
+    // and the OAuth port is closed unless networkPolicy.oauthHttpFrom names peers.
+    let report = check(&python, &[TEST_VALUES], &["oauthRoute.enabled=false"]);
+    report.assert_valid("no OAuth route");
+    assert_eq!(report.all("Ingress").len(), 1);
+    assert!(
+        rules_admitting(report.find("NetworkPolicy", "chataigne-auth-service"), 8081).is_empty()
+    );
 }
 
 fn assert_fails(report: &Report, stage: &str, message: &str) {
@@ -586,6 +950,107 @@ fn invalid_combinations_fail_to_render() {
     // A missing secret reference.
     let report = check(&python, &[TEST_VALUES], &[r#"secrets.redisUrl.name="""#]);
     assert_fails(&report, "render", "secrets.redisUrl.name");
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[r#"secrets.signingKeyEncryptionKey.name="""#],
+    );
+    assert_fails(&report, "render", "secrets.signingKeyEncryptionKey.name");
+
+    // The authorization server published on a path of its host: its
+    // endpoints live at the root.
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[r#"authorizationServer="https://auth.example.com/oauth""#],
+    );
+    assert_fails(
+        &report,
+        "render",
+        "oauthRoute.enabled needs authorizationServer as https://<host>",
+    );
+
+    // Its own host but no certificate for it.
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[r#"oauthRoute.ingress.tls.secretName="""#],
+    );
+    assert_fails(
+        &report,
+        "render",
+        "oauthRoute.ingress.tls.secretName is required",
+    );
+
+    // On the MCP host with a gateway path that swallows its paths.
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[
+            r#"authorizationServer="https://mcp.example.com""#,
+            r#"ingress.paths=["/mcp/", "/.well-known/"]"#,
+        ],
+    );
+    assert_fails(
+        &report,
+        "render",
+        "overlaps the gateway's path /.well-known/ on the shared host mcp.example.com",
+    );
+
+    // An HTTPRoute for the gateway without hostnames matches every host,
+    // the authorization server's too.
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[
+            "ingress.enabled=false",
+            "httpRoute.enabled=true",
+            r#"httpRoute.parentRefs=[{"name":"public"}]"#,
+            "httpRoute.hostnames=[]",
+            r#"httpRoute.paths=["/"]"#,
+        ],
+    );
+    assert_fails(
+        &report,
+        "render",
+        "overlaps the gateway's path / on the shared host auth.example.com",
+    );
+
+    // On the MCP host while the gateway's LoadBalancer owns that name.
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[
+            "ingress.enabled=false",
+            r#"gateway.tls={"enabled":true,"secretName":"mcp-tls"}"#,
+            r#"authorizationServer="https://mcp.example.com""#,
+        ],
+    );
+    assert_fails(
+        &report,
+        "render",
+        "the authorization server needs a host of its own",
+    );
+
+    // A ServiceMonitor that would miss the backends.
+    let report = check(&python, &[TEST_VALUES], &["serviceMonitor.enabled=true"]);
+    assert_fails(
+        &report,
+        "render",
+        "serviceMonitor.enabled scrapes all three services: set authService.metrics.enabled",
+    );
+
+    // A metrics port on top of the service's gRPC port.
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[r#"toolService.metrics={"enabled":true,"port":50052}"#],
+    );
+    assert_fails(
+        &report,
+        "render",
+        "toolService.metrics.port (50052) must differ",
+    );
 
     // A value of the wrong type is refused by values.schema.json (lint
     // applies the schema first; so do install, upgrade and template).

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 pub struct Config {
     /// gRPC listen address.
     pub listen: String,
+    /// Internal listen address of Prometheus `/metrics`; absent: not served.
+    pub metrics_listen: Option<String>,
     /// gRPC endpoint of the auth-service, e.g. "http://127.0.0.1:50051".
     pub auth_service_url: String,
     pub database: DatabaseConfig,
@@ -53,6 +55,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             listen: "127.0.0.1:50052".to_owned(),
+            metrics_listen: None,
             auth_service_url: "http://127.0.0.1:50051".to_owned(),
             database: DatabaseConfig::default(),
             cursor: CursorConfig::default(),
@@ -108,6 +111,12 @@ impl Default for CursorConfig {
 impl Config {
     /// Rejects configurations that cannot work, with a message naming the field.
     pub fn validate(&self) -> anyhow::Result<()> {
+        if let Some(metrics_listen) = &self.metrics_listen {
+            anyhow::ensure!(
+                metrics_listen.parse::<std::net::SocketAddr>().is_ok(),
+                "metrics_listen must be an IP address and port, e.g. 0.0.0.0:9090"
+            );
+        }
         let url = self.database.url();
         anyhow::ensure!(
             url.starts_with("postgres:")
@@ -192,5 +201,14 @@ mod tests {
         let mut config = Config::default();
         config.cursor.keys = vec![SecretString::from("short")];
         assert!(config.validate().is_err());
+        let config = Config {
+            metrics_listen: Some("metrics:9090".into()),
+            ..Config::default()
+        };
+        assert!(
+            config
+                .validate()
+                .is_err_and(|e| e.to_string().contains("metrics_listen"))
+        );
     }
 }

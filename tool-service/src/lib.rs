@@ -3,29 +3,43 @@
 //!
 //! `run` (or `ToolService::build` then `serve`) is what `main` and the tests
 //! call: it opens the store named by the configured URL, then serves both gRPC
-//! services on the given listener until `shutdown` resolves.
+//! services on the given listener (and Prometheus `/metrics` on the metrics
+//! listener, when given) until `shutdown` resolves.
 
 pub mod access;
 pub mod config;
 pub mod cursor;
 pub mod domain;
 pub mod grpc;
+pub mod metrics;
 pub mod ops;
 pub mod present;
 pub mod store;
 pub mod tools;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
+use chataigne_common::metrics::PoolStats;
 use tokio::net::TcpListener;
 
 pub use config::Config;
 
 use crate::access::AuthServiceAccess;
 use crate::cursor::CursorCodec;
+use crate::metrics::ToolMetrics;
 use crate::store::{PgStore, SqliteStore, Store, StoreOptions};
 use crate::tools::Tools;
+
+/// The listeners the service serves on, bound by the caller.
+pub struct Listeners {
+    /// Both gRPC services and the health service.
+    pub grpc: TcpListener,
+    /// Prometheus `/metrics` (internal), when metrics are enabled.
+    pub metrics: Option<TcpListener>,
+}
 
 /// A tool-service ready to serve: store opened and migrated, demo data loaded
 /// when asked, catalogue built.
@@ -53,28 +67,80 @@ impl ToolService {
         }
     }
 
-    /// Serves both gRPC services on `listener` until `shutdown` resolves.
+    /// The operator's handle on this service's run-time flags (the write
+    /// switch), over the same database.
+    pub fn operator(&self) -> ops::Operator {
+        match self {
+            ToolService::Postgres(tools) => ops::Operator::postgres(tools.store().clone()),
+            ToolService::Sqlite(tools) => ops::Operator::sqlite(tools.store().clone()),
+        }
+    }
+
+    /// Serves both gRPC services, and `/metrics` when its listener is given,
+    /// until `shutdown` resolves.
     pub async fn serve(
         self,
-        listener: TcpListener,
+        listeners: Listeners,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        match self {
-            ToolService::Postgres(tools) => grpc::serve(tools, listener, shutdown).await,
-            ToolService::Sqlite(tools) => grpc::serve(tools, listener, shutdown).await,
-        }
+        let metrics = Arc::new(self.metrics()?);
+        let Listeners {
+            grpc: grpc_listener,
+            metrics: metrics_listener,
+        } = listeners;
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let scrape: Arc<dyn chataigne_common::metrics::Exposition> = metrics.clone();
+        let exposition = async move {
+            let Some(listener) = metrics_listener else {
+                return Ok(());
+            };
+            chataigne_common::metrics::serve(listener, scrape, async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            })
+            .await
+            .context("metrics server")
+        };
+        let grpc = async move {
+            let served = match self {
+                ToolService::Postgres(tools) => {
+                    grpc::serve_measured(tools, metrics, grpc_listener, shutdown).await
+                }
+                ToolService::Sqlite(tools) => {
+                    grpc::serve_measured(tools, metrics, grpc_listener, shutdown).await
+                }
+            };
+            let _ = stop.send(true);
+            served
+        };
+        tokio::try_join!(grpc, exposition)?;
+        Ok(())
+    }
+
+    /// This service's metrics, reading its database pool at each scrape.
+    fn metrics(&self) -> anyhow::Result<ToolMetrics> {
+        let (catalog, pool_stats): (_, Box<dyn Fn() -> PoolStats + Send + Sync>) = match self {
+            ToolService::Postgres(tools) => {
+                let pool = tools.store().pool().clone();
+                (tools.catalog(), Box::new(move || PoolStats::of(&pool)))
+            }
+            ToolService::Sqlite(tools) => {
+                let pool = tools.store().pool().clone();
+                (tools.catalog(), Box::new(move || PoolStats::of(&pool)))
+            }
+        };
+        Ok(ToolMetrics::new(catalog, pool_stats)?)
     }
 }
 
 /// Builds the service and serves until `shutdown` resolves.
 pub async fn run(
     config: Config,
-    listener: TcpListener,
+    listeners: Listeners,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     ToolService::build(&config)
         .await?
-        .serve(listener, shutdown)
+        .serve(listeners, shutdown)
         .await
 }
 

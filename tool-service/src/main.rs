@@ -1,6 +1,7 @@
 //! The tool-service binary: loads configuration, starts telemetry, then
 //! serves gRPC until SIGTERM (default), applies the migrations (`migrate`),
-//! or fills the store with generated data at scale (`seed`).
+//! fills the store with generated data at scale (`seed`), or flips the
+//! run-time write switch (`writes disable [--reason …] | enable | status`).
 
 use std::path::PathBuf;
 
@@ -39,6 +40,26 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// The run-time switch of every write tool, read live by every replica
+    /// before each write.
+    Writes {
+        #[command(subcommand)]
+        action: WritesAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum WritesAction {
+    /// Refuse every write tool from the next call on (reads keep working).
+    Disable {
+        /// Why, for other operators (kept with the switch, never sent to clients).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Allow write tools again.
+    Enable,
+    /// Print the switch's state.
+    Status,
 }
 
 #[tokio::main]
@@ -52,10 +73,15 @@ async fn main() -> anyhow::Result<()> {
     telemetry::init("tool-service", LogFormat::Json);
     match args.command.unwrap_or(Command::Serve) {
         Command::Serve => {
-            let listener = tokio::net::TcpListener::bind(&config.listen).await?;
-            tracing::info!(addr = %listener.local_addr()?, "tool-service listening");
+            let grpc = tokio::net::TcpListener::bind(&config.listen).await?;
+            tracing::info!(addr = %grpc.local_addr()?, "tool-service listening");
+            let metrics = match &config.metrics_listen {
+                Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
+                None => None,
+            };
+            let listeners = chataigne_tools::Listeners { grpc, metrics };
             let served =
-                chataigne_tools::run(config, listener, chataigne_common::shutdown::signal()).await;
+                chataigne_tools::run(config, listeners, chataigne_common::shutdown::signal()).await;
             telemetry::shutdown();
             served
         }
@@ -84,6 +110,18 @@ async fn main() -> anyhow::Result<()> {
                 elapsed_ms = u64::try_from(report.elapsed.as_millis()).unwrap_or(u64::MAX),
                 "data set loaded"
             );
+            Ok(())
+        }
+        Command::Writes { action } => {
+            let operator = chataigne_tools::ops::Operator::open(&config).await?;
+            let switch = match action {
+                WritesAction::Disable { reason } => {
+                    operator.disable_writes(reason.as_deref()).await?
+                }
+                WritesAction::Enable => operator.enable_writes().await?,
+                WritesAction::Status => operator.writes_status().await?,
+            };
+            println!("{}", chataigne_tools::ops::describe_writes(&switch));
             Ok(())
         }
     }

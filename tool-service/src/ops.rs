@@ -1,13 +1,16 @@
 //! Operator commands of the tool-service binary besides serving: `migrate`
 //! (apply the schema migrations and exit, as the deployment's migration job
-//! does) and `seed` (fill the store with a generated data set at scale, for
-//! analytics and benchmark runs, then rebuild the analytics rollup).
+//! does), `seed` (fill the store with a generated data set at scale, for
+//! analytics and benchmark runs, then rebuild the analytics rollup) and
+//! `writes disable|enable|status` (the run-time write switch, through
+//! [`Operator`], which the launcher and tests use too).
 
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
+use crate::domain::DomainError;
 use crate::store::seed::{DataSet, SeedSpec};
-use crate::store::{PgStore, SqliteStore, Store, StoreOptions};
+use crate::store::{OperatorFlagStore, PgStore, SqliteStore, Store, StoreOptions, WritesSwitch};
 
 /// Statement bound of the seed command: bulk loads and the rollup rebuild of
 /// a large data set run far longer than one tool call may.
@@ -74,6 +77,108 @@ async fn load<S: Store>(store: &S, data: &DataSet) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Longest reason kept with a change of the write switch, in characters.
+pub const REASON_LIMIT: usize = 500;
+
+/// The operator's handle on the run-time flags of a tool-service database:
+/// the same rows every replica reads before each write.
+#[derive(Debug, Clone)]
+pub struct Operator {
+    store: AnyStore,
+}
+
+impl Operator {
+    /// Opens the configured database (already migrated, e.g. by `migrate`).
+    pub async fn open(config: &Config) -> anyhow::Result<Operator> {
+        Ok(Operator {
+            store: open(config, statement_timeout(config)).await?,
+        })
+    }
+
+    pub(crate) fn postgres(store: PgStore) -> Operator {
+        Operator {
+            store: AnyStore::Postgres(store),
+        }
+    }
+
+    pub(crate) fn sqlite(store: SqliteStore) -> Operator {
+        Operator {
+            store: AnyStore::Sqlite(store),
+        }
+    }
+
+    /// The write switch as stored now.
+    pub async fn writes_status(&self) -> anyhow::Result<WritesSwitch> {
+        let switch = match &self.store {
+            AnyStore::Postgres(store) => store.writes_switch().await,
+            AnyStore::Sqlite(store) => store.writes_switch().await,
+        };
+        switch.map_err(unreadable)
+    }
+
+    /// Switches every write tool off, at the next call of any caller, with an
+    /// optional reason for other operators (trimmed, one line, at most
+    /// [`REASON_LIMIT`] characters).
+    pub async fn disable_writes(&self, reason: Option<&str>) -> anyhow::Result<WritesSwitch> {
+        let reason = reason.map(str::trim).filter(|reason| !reason.is_empty());
+        anyhow::ensure!(
+            reason.is_none_or(|reason| reason.chars().count() <= REASON_LIMIT),
+            "the reason must be at most {REASON_LIMIT} characters"
+        );
+        anyhow::ensure!(
+            reason.is_none_or(|reason| !reason.chars().any(char::is_control)),
+            "the reason must be one line of text"
+        );
+        self.set_writes(false, reason).await
+    }
+
+    /// Switches write tools back on (each still needs its scope and rights).
+    pub async fn enable_writes(&self) -> anyhow::Result<WritesSwitch> {
+        self.set_writes(true, None).await
+    }
+
+    async fn set_writes(
+        &self,
+        enabled: bool,
+        reason: Option<&str>,
+    ) -> anyhow::Result<WritesSwitch> {
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        let switch = match &self.store {
+            AnyStore::Postgres(store) => store.set_writes_switch(enabled, reason, now_ms).await,
+            AnyStore::Sqlite(store) => store.set_writes_switch(enabled, reason, now_ms).await,
+        };
+        switch.map_err(unreadable)
+    }
+}
+
+/// The store's error with its detail: operators read it (it never reaches
+/// an MCP client), e.g. a database not migrated yet.
+fn unreadable(error: DomainError) -> anyhow::Error {
+    anyhow::anyhow!("write switch: {error}; the database must be reachable and migrated")
+}
+
+/// One line describing `switch` for the `writes` commands, e.g.
+/// `writes: disabled (since 2026-01-02T03:04:05Z; reason: maintenance)`.
+pub fn describe_writes(switch: &WritesSwitch) -> String {
+    let state = if switch.enabled {
+        "enabled"
+    } else {
+        "disabled"
+    };
+    let since = switch
+        .changed_at_ms
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|at| at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    match (since, &switch.reason) {
+        (None, _) => format!("writes: {state} (never changed)"),
+        (Some(since), None) => format!("writes: {state} (since {since})"),
+        (Some(since), Some(reason)) => {
+            format!("writes: {state} (since {since}; reason: {reason})")
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
 enum AnyStore {
     Postgres(PgStore),
     Sqlite(SqliteStore),
@@ -98,4 +203,46 @@ async fn open(config: &Config, statement_timeout: Duration) -> anyhow::Result<An
             AnyStore::Sqlite(SqliteStore::connect(url, &options).await?)
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn operator() -> Operator {
+        let store = SqliteStore::connect("sqlite::memory:", &StoreOptions::default())
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        Operator::sqlite(store)
+    }
+
+    #[tokio::test]
+    async fn reasons_are_one_bounded_line_and_blank_ones_are_dropped() {
+        let operator = operator().await;
+        assert_eq!(
+            describe_writes(&operator.writes_status().await.unwrap()),
+            "writes: enabled (never changed)"
+        );
+        assert!(operator.disable_writes(Some("a\nb")).await.is_err());
+        assert!(
+            operator
+                .disable_writes(Some(&"é".repeat(REASON_LIMIT + 1)))
+                .await
+                .is_err()
+        );
+        assert!(operator.writes_status().await.unwrap().enabled);
+        let switch = operator.disable_writes(Some("   ")).await.unwrap();
+        assert!(!switch.enabled);
+        assert_eq!(switch.reason, None);
+        let line = describe_writes(&switch);
+        assert!(line.starts_with("writes: disabled (since "), "{line}");
+        let switch = operator
+            .disable_writes(Some(&"é".repeat(REASON_LIMIT)))
+            .await
+            .unwrap();
+        assert_eq!(switch.reason.map(|r| r.chars().count()), Some(REASON_LIMIT));
+        let switch = operator.enable_writes().await.unwrap();
+        assert!(switch.enabled && switch.reason.is_none());
+    }
 }

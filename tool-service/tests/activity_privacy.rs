@@ -4,53 +4,19 @@
 //! including when the database is slow enough for statements to be logged.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use chataigne_common::demo;
-use chataigne_tools::access::{Access, Credential, Principal};
+use chataigne_tools::access::Credential;
 use chataigne_tools::cursor::CursorCodec;
-use chataigne_tools::domain::{DomainError, TenantScope};
 use chataigne_tools::store::seed::{DataSet, SeedSpec};
-use chataigne_tools::store::{Owner, SqliteStore, Store, StoreOptions};
+use chataigne_tools::store::{SqliteStore, Store, StoreOptions};
 use chataigne_tools::tools::{CallContext, Tools};
 use serde_json::json;
-
-/// Grants everything: this test is about logs, not authorization.
-#[derive(Clone)]
-struct AllowAll;
-
-impl Access for AllowAll {
-    async fn authorize(
-        &self,
-        _credential: &Credential,
-        _permission: &str,
-        _owner: &Owner,
-    ) -> Result<Principal, DomainError> {
-        Ok(principal())
-    }
-
-    async fn resolve(
-        &self,
-        _credential: &Credential,
-        _permission: &str,
-    ) -> Result<(Principal, TenantScope), DomainError> {
-        Ok((
-            principal(),
-            TenantScope {
-                all_tenants: true,
-                ..TenantScope::default()
-            },
-        ))
-    }
-}
-
-fn principal() -> Principal {
-    Principal {
-        user_id: demo::USER_MANAGER.to_owned(),
-        client_id: demo::DEMO_CLIENT_ID.to_owned(),
-    }
-}
+use support::AllowAll;
 
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<u8>>>);
@@ -92,7 +58,12 @@ async fn transcript_queries_and_name_filters_are_not_logged() {
         }))
         .await
         .unwrap();
-    let tools = Tools::new(store, AllowAll, CursorCodec::new(vec![vec![7; 32]], 60_000)).unwrap();
+    let tools = Tools::new(
+        store,
+        AllowAll(demo::USER_MANAGER),
+        CursorCodec::new(vec![vec![7; 32]], 60_000),
+    )
+    .unwrap();
     let ctx = CallContext {
         credential: Credential("assertion".into()),
         locale: "en",

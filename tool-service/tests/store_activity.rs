@@ -164,7 +164,7 @@ async fn buckets(
     bucket: Bucket,
 ) -> BTreeMap<String, MetricSums> {
     store
-        .metrics_buckets(location, "2000-01-01", "2099-12-31", bucket)
+        .metrics_buckets(location, "2000-01-01", "2099-12-31", bucket, None)
         .await
         .unwrap()
         .into_iter()
@@ -207,7 +207,7 @@ async fn rollup_matches_a_direct_count(store: &impl Backend, data: &DataSet) {
     let days = buckets(store, demo::LOC_PARIS, Bucket::Day).await;
     let (first, _) = days.iter().nth(3).unwrap();
     let narrow = store
-        .metrics_buckets(demo::LOC_PARIS, first, first, Bucket::Month)
+        .metrics_buckets(demo::LOC_PARIS, first, first, Bucket::Month, None)
         .await
         .unwrap();
     assert_eq!(narrow.len(), 1);

@@ -11,6 +11,7 @@ use crate::error::OAuthCode;
 use crate::oauth::login::{csrf_token, csrf_valid};
 use crate::oauth::{AuthorizationRequest, ValidatedRequest, secrets};
 
+use super::limits::{ClientAddress, retry_after_secs};
 use super::{Shared, cookies, page};
 
 /// The sign-in form.
@@ -146,9 +147,11 @@ pub async fn start(
     page_for(&state, &headers, &request, &validated).await
 }
 
-/// `POST /authorize/login`.
+/// `POST /authorize/login`. Limited per client address (every post) and
+/// per account (failures); a refusal re-renders the form with 429.
 pub async fn login(
     State(state): State<Shared>,
+    ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
@@ -162,6 +165,25 @@ pub async fn login(
         Ok(validated) => validated,
         Err(response) => return response,
     };
+    let limited = |wait| {
+        tracing::info!(
+            retry_after_secs = retry_after_secs(wait),
+            "sign-in refused by a rate limit"
+        );
+        page::sign_in_limited(
+            &form.request,
+            &form.csrf,
+            &validated.client.name,
+            retry_after_secs(wait),
+        )
+    };
+    if let Err(wait) = state.limits.sign_in_attempt(address.as_ref()) {
+        return limited(wait);
+    }
+    let account = state.limits.account(&form.email);
+    if let Err(wait) = state.limits.account_allowed(&account) {
+        return limited(wait);
+    }
     match state.oauth.sign_in(&form.email, &form.password).await {
         Ok(Some(session)) => {
             let query = serde_urlencoded_request(&form.request);
@@ -170,7 +192,12 @@ pub async fn login(
             let cookie = cookies::set(cookies::SESSION, &session, max_age, state.secure_cookies);
             with_cookie(response, cookie)
         }
-        Ok(None) => page::sign_in(&form.request, &form.csrf, &validated.client.name, true),
+        Ok(None) => {
+            // The failure that spends the account's quota is still answered
+            // as a failure; the next attempts are refused before any check.
+            let _ = state.limits.sign_in_failed(&account);
+            page::sign_in(&form.request, &form.csrf, &validated.client.name, true)
+        }
         Err(error) => super::error_response(&error),
     }
 }

@@ -1,6 +1,7 @@
 //! The machine endpoints: `/token`, `/revoke` (RFC 7009) and `/register`
 //! (RFC 7591, when enabled). Client credentials come from HTTP Basic or the
-//! form; secrets are never logged.
+//! form; secrets are never logged. Each is limited per client address, and
+//! `/token` and `/revoke` also per `client_id` on refused requests.
 
 use axum::Json;
 use axum::extract::{Form, State};
@@ -14,7 +15,66 @@ use serde_json::json;
 use crate::error::{AuthError, OAuthCode};
 use crate::oauth::{RegistrationRequest, TokenRequest};
 
-use super::{Shared, error_response, no_store_json};
+use super::limits::{ClientAddress, HashedKey};
+use super::{Shared, error_response, no_store_json, rate_limited_response};
+
+/// Refusals that count against the client id: client authentication or the
+/// grant (code, refresh token) refused.
+fn counts_against_client(error: &AuthError) -> bool {
+    matches!(
+        error,
+        AuthError::OAuth {
+            code: OAuthCode::InvalidClient | OAuthCode::InvalidGrant,
+            ..
+        }
+    )
+}
+
+/// The hashed client id a request names (Basic first, then the form).
+fn client_key(
+    state: &Shared,
+    basic: Option<&crate::oauth::ClientCredentials>,
+    form: Option<&str>,
+) -> Option<HashedKey> {
+    basic
+        .map(|credentials| credentials.client_id.as_str())
+        .or(form)
+        .filter(|id| !id.is_empty())
+        .map(|id| state.limits.client(id))
+}
+
+/// The address and client-id limits of `/token` and `/revoke`; the client's
+/// key when it has one.
+fn limited(
+    state: &Shared,
+    address: Option<&std::net::IpAddr>,
+    headers: &HeaderMap,
+    form_client_id: Option<&str>,
+) -> Result<(Option<crate::oauth::ClientCredentials>, Option<HashedKey>), Box<Response>> {
+    if let Err(wait) = state.limits.endpoint_request(address) {
+        tracing::info!("token endpoint request refused by a rate limit");
+        return Err(Box::new(rate_limited_response(wait)));
+    }
+    let basic = basic(headers).map_err(|error| Box::new(error_response(&error)))?;
+    let client = client_key(state, basic.as_ref(), form_client_id);
+    if let Some(client) = &client
+        && let Err(wait) = state.limits.client_allowed(client)
+    {
+        tracing::info!("token endpoint request refused by a rate limit");
+        return Err(Box::new(rate_limited_response(wait)));
+    }
+    Ok((basic, client))
+}
+
+/// Counts a refusal against the client, then answers it.
+fn refused(state: &Shared, client: Option<&HashedKey>, error: &AuthError) -> Response {
+    if let Some(client) = client
+        && counts_against_client(error)
+    {
+        state.limits.client_failed(client);
+    }
+    error_response(error)
+}
 
 /// Client credentials of an `Authorization: Basic` header (RFC 6749 §2.3.1:
 /// both parts form-urlencoded).
@@ -49,20 +109,25 @@ fn basic(headers: &HeaderMap) -> Result<Option<crate::oauth::ClientCredentials>,
 /// `POST /token`.
 pub async fn token(
     State(state): State<Shared>,
+    ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     Form(request): Form<TokenRequest>,
 ) -> Response {
-    let outcome = async {
-        let basic = basic(&headers)?;
-        state.oauth.token(request, basic).await
-    }
-    .await;
-    match outcome {
+    let (basic, client) = match limited(
+        &state,
+        address.as_ref(),
+        &headers,
+        request.client_id.as_deref(),
+    ) {
+        Ok(found) => found,
+        Err(response) => return *response,
+    };
+    match state.oauth.token(request, basic).await {
         Ok(response) => match serde_json::to_string(&response) {
             Ok(body) => no_store_json(StatusCode::OK, body),
             Err(_) => error_response(&AuthError::Internal("serializing a token response".into())),
         },
-        Err(error) => error_response(&error),
+        Err(error) => refused(&state, client.as_ref(), &error),
     }
 }
 
@@ -78,33 +143,48 @@ pub struct RevokeForm {
 /// `POST /revoke`.
 pub async fn revoke(
     State(state): State<Shared>,
+    ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     Form(form): Form<RevokeForm>,
 ) -> Response {
-    let outcome = async {
-        let basic = basic(&headers)?;
-        state
-            .oauth
-            .revoke(
-                &form.token,
-                form.client_id.as_deref(),
-                form.client_secret.as_deref(),
-                basic,
-            )
-            .await
-    }
-    .await;
+    let (basic, client) = match limited(
+        &state,
+        address.as_ref(),
+        &headers,
+        form.client_id.as_deref(),
+    ) {
+        Ok(found) => found,
+        Err(response) => return *response,
+    };
+    let outcome = state
+        .oauth
+        .revoke(
+            &form.token,
+            form.client_id.as_deref(),
+            form.client_secret.as_deref(),
+            basic,
+        )
+        .await;
     match outcome {
         Ok(()) => no_store_json(StatusCode::OK, "{}".to_owned()),
-        Err(error) => error_response(&error),
+        Err(error) => refused(&state, client.as_ref(), &error),
     }
 }
 
 /// `POST /register`.
 pub async fn register(
     State(state): State<Shared>,
+    ClientAddress(address): ClientAddress,
     Json(request): Json<RegistrationRequest>,
 ) -> Response {
+    let allowed = state
+        .limits
+        .endpoint_request(address.as_ref())
+        .and_then(|()| state.limits.registration(address.as_ref()));
+    if let Err(wait) = allowed {
+        tracing::info!("registration refused by a rate limit");
+        return rate_limited_response(wait);
+    }
     match state.oauth.register(request).await {
         Ok(client) => no_store_json(
             StatusCode::CREATED,

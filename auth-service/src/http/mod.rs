@@ -1,11 +1,13 @@
 //! The HTTP side of the authorization server (axum): discovery documents,
 //! JWKS, the sign-in and consent pages, and the token, revocation and
 //! registration endpoints. [`error_response`] is the one mapping of the
-//! crate's error to an OAuth HTTP answer.
+//! crate's error to an OAuth HTTP answer; [`rate_limited_response`] the
+//! answer of the brute-force limits (`limits.rs`).
 
 mod authorize;
 mod cookies;
 mod endpoints;
+mod limits;
 mod page;
 
 use std::sync::Arc;
@@ -35,6 +37,8 @@ pub struct HttpState {
     pub oauth: OAuthServer,
     /// Cookies get `Secure` when the issuer is https.
     pub secure_cookies: bool,
+    /// Brute-force limits (in process).
+    pub limits: limits::Limits,
     metadata: String,
 }
 
@@ -44,9 +48,11 @@ impl HttpState {
     pub fn new(oauth: OAuthServer) -> HttpState {
         let secure_cookies = oauth.issuer().starts_with("https://");
         let metadata = metadata(&oauth).to_string();
+        let limits = limits::Limits::new(&oauth.config().rate_limits);
         HttpState {
             oauth,
             secure_cookies,
+            limits,
             metadata,
         }
     }
@@ -128,6 +134,37 @@ pub fn no_store_json(status: StatusCode, body: String) -> Response {
     response
 }
 
+/// Forgets rate-limit keys that are back to a full quota, every minute,
+/// until the task is aborted.
+pub fn spawn_limit_pruning(state: Shared) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(std::time::Duration::from_secs(60));
+        ticks.tick().await;
+        loop {
+            ticks.tick().await;
+            state.limits.prune();
+        }
+    })
+}
+
+/// A refusal of the token, revocation or registration endpoints by a
+/// brute-force limit: 429, `Retry-After`, an OAuth error body.
+pub fn rate_limited_response(wait: std::time::Duration) -> Response {
+    let secs = limits::retry_after_secs(wait);
+    let mut response = no_store_json(
+        StatusCode::TOO_MANY_REQUESTS,
+        json!({
+            "error": "temporarily_unavailable",
+            "error_description": format!("too many requests: retry after {secs} seconds"),
+        })
+        .to_string(),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
 /// The one mapping of [`AuthError`] to an OAuth error response (RFC 6749 §5.2).
 pub fn error_response(error: &AuthError) -> Response {
     let (status, code, description) = match error {
@@ -172,6 +209,9 @@ pub fn error_response(error: &AuthError) -> Response {
         status,
         json!({"error": code, "error_description": description}).to_string(),
     );
+    response
+        .extensions_mut()
+        .insert(crate::metrics::OAuthErrorCode(code));
     if status == StatusCode::UNAUTHORIZED {
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,

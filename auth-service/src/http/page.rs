@@ -90,11 +90,53 @@ pub fn sign_in(
     client_name: &str,
     failed: bool,
 ) -> Response {
-    let error = if failed {
-        "<p class=\"error\" id=\"error\">The email or password is not correct.</p>"
+    let (status, error) = if failed {
+        (
+            StatusCode::UNAUTHORIZED,
+            "<p class=\"error\" id=\"error\">The email or password is not correct.</p>".to_owned(),
+        )
     } else {
-        ""
+        (StatusCode::OK, String::new())
     };
+    sign_in_page(request, csrf, client_name, status, &error)
+}
+
+/// The sign-in page refused by a brute-force limit: 429 with `Retry-After`.
+pub fn sign_in_limited(
+    request: &AuthorizationRequest,
+    csrf: &str,
+    client_name: &str,
+    retry_after_secs: u64,
+) -> Response {
+    let minutes = retry_after_secs.div_ceil(60);
+    let when = if minutes <= 1 {
+        "a minute".to_owned()
+    } else {
+        format!("{minutes} minutes")
+    };
+    let error = format!(
+        "<p class=\"error\" id=\"error\">Too many sign-in attempts. Wait {when} and try again.</p>"
+    );
+    let mut response = sign_in_page(
+        request,
+        csrf,
+        client_name,
+        StatusCode::TOO_MANY_REQUESTS,
+        &error,
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+    response
+}
+
+fn sign_in_page(
+    request: &AuthorizationRequest,
+    csrf: &str,
+    client_name: &str,
+    status: StatusCode,
+    error: &str,
+) -> Response {
     let body = format!(
         "<h1>Sign in to Chataigne</h1><p><strong>{}</strong> asks to access your Chataigne \
 account.</p>{error}<form method=\"post\" action=\"/authorize/login\" id=\"sign-in\">\
@@ -108,11 +150,6 @@ name=\"password\" autocomplete=\"current-password\" required>\
         escape(csrf),
         hidden_request(request)
     );
-    let status = if failed {
-        StatusCode::UNAUTHORIZED
-    } else {
-        StatusCode::OK
-    };
     render(status, "Sign in", &body)
 }
 

@@ -5,6 +5,7 @@
 //! (registered clients, Client ID Metadata Documents, dynamic registration).
 
 mod authorize;
+mod cleanup;
 mod client_metadata;
 mod clients;
 mod grants;

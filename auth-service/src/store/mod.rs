@@ -32,11 +32,14 @@ pub enum StoreError {
 pub type StoreResult<T> = Result<T, StoreError>;
 pub type StoreFuture<'a, T> = BoxFuture<'a, StoreResult<T>>;
 
-/// A signing key as stored: PKCS#8 private key document.
+/// A signing key as stored: `material` is the private key sealed under the
+/// key-encryption key (see `key_encryption`), or, in rows written before
+/// encryption and on SQLite without a KEK, the plaintext PKCS#8 document.
+/// The column keeps its original name, `pkcs8`.
 #[derive(Clone)]
 pub struct StoredKey {
     pub kid: String,
-    pub pkcs8: Vec<u8>,
+    pub material: Vec<u8>,
     pub created_at_ms: i64,
 }
 
@@ -44,7 +47,7 @@ impl std::fmt::Debug for StoredKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StoredKey")
             .field("kid", &self.kid)
-            .field("pkcs8", &"[redacted]")
+            .field("material", &"[redacted]")
             .finish()
     }
 }
@@ -111,6 +114,9 @@ pub trait Store: OAuthStore + Send + Sync + 'static {
     /// Applies the embedded migrations.
     fn migrate(&self) -> StoreFuture<'_, ()>;
 
+    /// Occupancy of the connection pool (metrics).
+    fn pool_stats(&self) -> chataigne_common::metrics::PoolStats;
+
     /// Session, user, client and consent behind `session_id`, in one query.
     fn live_state<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<LiveState>>;
 
@@ -130,7 +136,17 @@ pub trait Store: OAuthStore + Send + Sync + 'static {
 
     /// Signing keys not retired, oldest first.
     fn active_signing_keys(&self) -> StoreFuture<'_, Vec<StoredKey>>;
+    /// Every signing key, retired ones included, oldest first.
+    fn all_signing_keys(&self) -> StoreFuture<'_, Vec<StoredKey>>;
     fn insert_signing_key<'a>(&'a self, key: &'a StoredKey) -> StoreFuture<'a, ()>;
+    /// Replaces a key's stored material if it is still `expected` (so two
+    /// replicas re-sealing at once do not overwrite each other).
+    fn replace_signing_key_material<'a>(
+        &'a self,
+        kid: &'a str,
+        expected: &'a [u8],
+        material: &'a [u8],
+    ) -> StoreFuture<'a, bool>;
 
     fn user_exists<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, bool>;
     fn client_exists<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, bool>;

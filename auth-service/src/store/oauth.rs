@@ -144,6 +144,33 @@ pub struct KeyInfo {
     pub retired_at_ms: Option<i64>,
 }
 
+/// Rows deleted by one cleanup batch, per table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Purged {
+    pub codes: u64,
+    pub refresh_tokens: u64,
+    pub browser_sessions: u64,
+    pub sessions: u64,
+}
+
+impl Purged {
+    pub fn total(&self) -> u64 {
+        self.codes + self.refresh_tokens + self.browser_sessions + self.sessions
+    }
+
+    /// Whether some table may hold more rows to delete (a full batch went).
+    pub fn maybe_more(&self, batch: u64) -> bool {
+        [
+            self.codes,
+            self.refresh_tokens,
+            self.browser_sessions,
+            self.sessions,
+        ]
+        .iter()
+        .any(|deleted| *deleted >= batch)
+    }
+}
+
 /// What the authorization server reads and writes.
 pub trait OAuthStore: Send + Sync + 'static {
     fn client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, Option<ClientRecord>>;
@@ -194,6 +221,16 @@ pub trait OAuthStore: Send + Sync + 'static {
     fn refresh<'a>(&'a self, token_hash: &'a str) -> StoreFuture<'a, Option<RefreshRecord>>;
     /// Revokes the session and every refresh token of its family, atomically.
     fn revoke_family<'a>(&'a self, session_id: &'a str, now_ms: i64) -> StoreFuture<'a, ()>;
+
+    /// Deletes one batch (at most `batch` rows per table) of expired codes,
+    /// refresh tokens, browser sessions and sessions, and of those revoked
+    /// (spent, for codes) before `revoked_before_ms`.
+    fn purge_expired(
+        &self,
+        now_ms: i64,
+        revoked_before_ms: i64,
+        batch: i64,
+    ) -> StoreFuture<'_, Purged>;
 
     fn signing_keys_info(&self) -> StoreFuture<'_, Vec<KeyInfo>>;
     fn retire_signing_key<'a>(&'a self, kid: &'a str, now_ms: i64) -> StoreFuture<'a, bool>;

@@ -333,6 +333,41 @@ macro_rules! impl_oauth_store {
                 })
             }
 
+            fn purge_expired(
+                &self,
+                now_ms: i64,
+                revoked_before_ms: i64,
+                batch: i64,
+            ) -> $crate::store::StoreFuture<'_, $crate::store::oauth::Purged> {
+                Box::pin(async move {
+                    let mut deleted = [0u64; 4];
+                    // Refresh tokens before the sessions they cascade from,
+                    // so that no statement deletes more than a batch.
+                    for (count, statement) in deleted.iter_mut().zip([
+                        $crate::store::oauth_sql::PURGE_CODES,
+                        $crate::store::oauth_sql::PURGE_REFRESH_TOKENS,
+                        $crate::store::oauth_sql::PURGE_BROWSER_SESSIONS,
+                        $crate::store::oauth_sql::PURGE_SESSIONS,
+                    ]) {
+                        *count = sqlx::query(statement)
+                            .bind(now_ms)
+                            .bind(revoked_before_ms)
+                            .bind(batch)
+                            .execute(&self.pool)
+                            .await
+                            .map_err(Self::db_error)?
+                            .rows_affected();
+                    }
+                    let [codes, refresh_tokens, browser_sessions, sessions] = deleted;
+                    Ok($crate::store::oauth::Purged {
+                        codes,
+                        refresh_tokens,
+                        browser_sessions,
+                        sessions,
+                    })
+                })
+            }
+
             fn signing_keys_info(
                 &self,
             ) -> $crate::store::StoreFuture<'_, Vec<$crate::store::oauth::KeyInfo>> {

@@ -65,6 +65,19 @@ pub(super) const SIGNING_KEYS_INFO: &str =
 pub(super) const RETIRE_SIGNING_KEY: &str =
     "UPDATE signing_keys SET retired_at = $2 WHERE kid = $1 AND retired_at IS NULL";
 
+// Cleanup, one bounded batch per statement: $1 = now, $2 = the retention
+// cutoff for revoked (and spent) rows, $3 = the batch size. Spent codes are
+// kept until the cutoff so that their reuse still revokes the session.
+pub(super) const PURGE_CODES: &str = "DELETE FROM authorization_codes WHERE code_hash IN \
+     (SELECT code_hash FROM authorization_codes \
+      WHERE expires_at < $1 AND (used_at IS NULL OR expires_at < $2) LIMIT $3)";
+pub(super) const PURGE_REFRESH_TOKENS: &str = "DELETE FROM refresh_tokens WHERE token_hash IN \
+     (SELECT token_hash FROM refresh_tokens WHERE expires_at < $1 OR revoked_at < $2 LIMIT $3)";
+pub(super) const PURGE_BROWSER_SESSIONS: &str = "DELETE FROM browser_sessions WHERE id_hash IN \
+     (SELECT id_hash FROM browser_sessions WHERE expires_at < $1 OR revoked_at < $2 LIMIT $3)";
+pub(super) const PURGE_SESSIONS: &str = "DELETE FROM sessions WHERE id IN \
+     (SELECT id FROM sessions WHERE expires_at < $1 OR revoked_at < $2 LIMIT $3)";
+
 /// One row of the client queries.
 #[derive(sqlx::FromRow)]
 pub(super) struct ClientRow {

@@ -41,8 +41,12 @@ pub(super) const GRANTS: &str = "SELECT m.organization_id, m.location_id FROM me
 
 pub(super) const ACTIVE_SIGNING_KEYS: &str = "SELECT kid, pkcs8, created_at FROM signing_keys \
      WHERE retired_at IS NULL ORDER BY created_at, kid";
+pub(super) const ALL_SIGNING_KEYS: &str =
+    "SELECT kid, pkcs8, created_at FROM signing_keys ORDER BY created_at, kid";
 pub(super) const INSERT_SIGNING_KEY: &str =
     "INSERT INTO signing_keys (kid, pkcs8, created_at) VALUES ($1, $2, $3)";
+pub(super) const REPLACE_SIGNING_KEY_MATERIAL: &str =
+    "UPDATE signing_keys SET pkcs8 = $3 WHERE kid = $1 AND pkcs8 = $2";
 
 pub(super) const USER_EXISTS: &str = "SELECT COUNT(*) FROM users WHERE id = $1";
 pub(super) const CLIENT_EXISTS: &str = "SELECT COUNT(*) FROM oauth_clients WHERE client_id = $1";

@@ -8,6 +8,10 @@
 macro_rules! impl_sql_store {
     ($store:ty) => {
         impl $crate::store::Store for $store {
+            fn pool_stats(&self) -> chataigne_common::metrics::PoolStats {
+                chataigne_common::metrics::PoolStats::of(&self.pool)
+            }
+
             fn migrate(&self) -> $crate::store::StoreFuture<'_, ()> {
                 Box::pin(async move {
                     Self::migrator()
@@ -81,9 +85,29 @@ macro_rules! impl_sql_store {
                             .map_err(Self::db_error)?;
                     Ok(rows
                         .into_iter()
-                        .map(|(kid, pkcs8, created_at_ms)| $crate::store::StoredKey {
+                        .map(|(kid, material, created_at_ms)| $crate::store::StoredKey {
                             kid,
-                            pkcs8,
+                            material,
+                            created_at_ms,
+                        })
+                        .collect())
+                })
+            }
+
+            fn all_signing_keys(
+                &self,
+            ) -> $crate::store::StoreFuture<'_, Vec<$crate::store::StoredKey>> {
+                Box::pin(async move {
+                    let rows: Vec<(String, Vec<u8>, i64)> =
+                        sqlx::query_as($crate::store::sql::ALL_SIGNING_KEYS)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(Self::db_error)?;
+                    Ok(rows
+                        .into_iter()
+                        .map(|(kid, material, created_at_ms)| $crate::store::StoredKey {
+                            kid,
+                            material,
                             created_at_ms,
                         })
                         .collect())
@@ -97,12 +121,30 @@ macro_rules! impl_sql_store {
                 Box::pin(async move {
                     sqlx::query($crate::store::sql::INSERT_SIGNING_KEY)
                         .bind(&key.kid)
-                        .bind(&key.pkcs8)
+                        .bind(&key.material)
                         .bind(key.created_at_ms)
                         .execute(&self.pool)
                         .await
                         .map_err(Self::db_error)?;
                     Ok(())
+                })
+            }
+
+            fn replace_signing_key_material<'a>(
+                &'a self,
+                kid: &'a str,
+                expected: &'a [u8],
+                material: &'a [u8],
+            ) -> $crate::store::StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query($crate::store::sql::REPLACE_SIGNING_KEY_MATERIAL)
+                        .bind(kid)
+                        .bind(expected)
+                        .bind(material)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(Self::db_error)?;
+                    Ok(done.rows_affected() > 0)
                 })
             }
 

@@ -7,8 +7,11 @@ mod support;
 
 mod authenticate;
 mod authorize;
+mod cleanup;
 mod http;
+mod keys_at_rest;
 mod lifecycle;
+mod limits;
 mod oauth;
 mod oauth_support;
 mod resolve;

@@ -140,7 +140,7 @@ pub fn authorize_query(challenge: &str, scope: &str, state: &str) -> String {
 }
 
 /// The hidden authorization fields of a form page, plus `extra`.
-fn form_of(html: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+pub fn form_of(html: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut form: Vec<(String, String)> = [
         "response_type",
         "client_id",

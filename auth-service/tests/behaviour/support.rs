@@ -20,6 +20,9 @@ use tonic::transport::Channel;
 /// The protected resource tokens are issued for.
 pub const RESOURCE: &str = "https://mcp.chataigne.test/mcp/v1";
 
+/// The key-encryption key of every harness (base64 of 32 bytes).
+pub const TEST_KEK: &str = "Y2hhdGFpZ25lIHRlc3Qga2V5LWVuY3J5cHRpb24gayE=";
+
 #[derive(Debug, Clone, Copy)]
 pub enum Backend {
     Sqlite,
@@ -79,7 +82,26 @@ pub fn config(url: &str) -> Config {
     config.seed_demo = true;
     config.oauth.allowed_resources = vec![RESOURCE.to_owned()];
     config.oauth.client_metadata_allow_http_loopback = true;
+    config.keys.encryption_key = Some(SecretString::from(TEST_KEK));
     config
+}
+
+/// Opens a stored signing key sealed under `kek` (base64), independently of
+/// the service's code: `CKEK1 ‖ nonce ‖ AES-256-GCM(ciphertext ‖ tag)` with
+/// the additional data `chataigne/signing-key/v1 NUL ‖ kid`. `None` when it
+/// does not open.
+pub fn open_sealed_key(kek: &str, kid: &str, material: &[u8]) -> Option<Vec<u8>> {
+    use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+    let kek = base64::engine::general_purpose::STANDARD.decode(kek).ok()?;
+    let key = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &kek).ok()?);
+    let body = material.strip_prefix(b"CKEK1")?;
+    let (nonce, sealed) = body.split_at_checked(NONCE_LEN)?;
+    let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
+    let mut aad = b"chataigne/signing-key/v1\0".to_vec();
+    aad.extend_from_slice(kid.as_bytes());
+    let mut buffer = sealed.to_vec();
+    let plain = key.open_in_place(nonce, Aad::from(aad), &mut buffer).ok()?;
+    Some(plain.to_vec())
 }
 
 /// A running auth-service with a client on it.
@@ -111,9 +133,52 @@ impl Drop for Harness {
 
 impl Harness {
     pub async fn start(backend: Backend) -> Option<Harness> {
+        Harness::start_with(backend, |_| {}).await
+    }
+
+    /// Like [`Harness::start`], with a hook to adjust the configuration.
+    pub async fn start_with(backend: Backend, adjust: impl FnOnce(&mut Config)) -> Option<Harness> {
         let db_url = database_url(backend).await?;
-        let app = AuthApp::build(config(&db_url)).await.expect("build");
+        let mut config = config(&db_url);
+        adjust(&mut config);
+        let app = AuthApp::build(config).await.expect("build");
         Some(Harness::serve(app, backend, db_url).await)
+    }
+
+    /// Runs `sql` (one or more statements) on the harness's database.
+    pub async fn execute(&self, sql: String) {
+        let sql = sqlx::AssertSqlSafe(sql);
+        match self.backend {
+            Backend::Sqlite => {
+                let pool = sqlx::SqlitePool::connect(&self.db_url).await.unwrap();
+                sqlx::raw_sql(sql).execute(&pool).await.unwrap();
+                pool.close().await;
+            }
+            Backend::Postgres => {
+                let pool = sqlx::PgPool::connect(&self.db_url).await.unwrap();
+                sqlx::raw_sql(sql).execute(&pool).await.unwrap();
+                pool.close().await;
+            }
+        }
+    }
+
+    /// The text values of the first column of `query`, in order.
+    pub async fn strings(&self, query: &str) -> Vec<String> {
+        let query = sqlx::AssertSqlSafe(query.to_owned());
+        match self.backend {
+            Backend::Sqlite => {
+                let pool = sqlx::SqlitePool::connect(&self.db_url).await.unwrap();
+                let rows = sqlx::query_scalar(query).fetch_all(&pool).await.unwrap();
+                pool.close().await;
+                rows
+            }
+            Backend::Postgres => {
+                let pool = sqlx::PgPool::connect(&self.db_url).await.unwrap();
+                let rows = sqlx::query_scalar(query).fetch_all(&pool).await.unwrap();
+                pool.close().await;
+                rows
+            }
+        }
     }
 
     /// Serves an already built app on fresh loopback listeners.
@@ -126,9 +191,16 @@ impl Harness {
         let serving = app.clone();
         tokio::spawn(async move {
             serving
-                .serve(Listeners { grpc, http }, async move {
-                    let _ = stopped.await;
-                })
+                .serve(
+                    Listeners {
+                        grpc,
+                        http,
+                        metrics: None,
+                    },
+                    async move {
+                        let _ = stopped.await;
+                    },
+                )
                 .await
                 .expect("auth-service serves");
         });
@@ -243,19 +315,47 @@ impl Harness {
             .map(tonic::Response::into_inner)
     }
 
-    /// The stored signing key (kid, PKCS#8), read straight from the database.
+    /// The oldest stored signing key (kid, PKCS#8), read straight from the
+    /// database and opened with [`TEST_KEK`].
     pub async fn signing_key(&self) -> (String, Vec<u8>) {
-        const SQL: &str = "SELECT kid, pkcs8 FROM signing_keys";
+        let stored = self.stored_signing_keys().await;
+        let (kid, material) = stored.into_iter().next().expect("a signing key");
+        let pkcs8 = open_sealed_key(TEST_KEK, &kid, &material).expect("sealed under TEST_KEK");
+        (kid, pkcs8)
+    }
+
+    /// Every stored signing key as it is in the database (kid, stored
+    /// bytes), oldest first.
+    pub async fn stored_signing_keys(&self) -> Vec<(String, Vec<u8>)> {
+        const SQL: &str = "SELECT kid, pkcs8 FROM signing_keys ORDER BY created_at, kid";
         match self.backend {
             Backend::Sqlite => {
                 let pool = sqlx::SqlitePool::connect(&self.db_url).await.unwrap();
-                sqlx::query_as(SQL).fetch_one(&pool).await.unwrap()
+                sqlx::query_as(SQL).fetch_all(&pool).await.unwrap()
             }
             Backend::Postgres => {
                 let pool = sqlx::PgPool::connect(&self.db_url).await.unwrap();
-                sqlx::query_as(SQL).fetch_one(&pool).await.unwrap()
+                sqlx::query_as(SQL).fetch_all(&pool).await.unwrap()
             }
         }
+    }
+
+    /// Overwrites a stored key's bytes (simulating rows of older releases).
+    pub async fn write_signing_key_material(&self, kid: &str, material: &[u8]) {
+        const SQL: &str = "UPDATE signing_keys SET pkcs8 = $2 WHERE kid = $1";
+        let done = match self.backend {
+            Backend::Sqlite => {
+                let pool = sqlx::SqlitePool::connect(&self.db_url).await.unwrap();
+                let result = sqlx::query(SQL).bind(kid).bind(material).execute(&pool);
+                result.await.unwrap().rows_affected()
+            }
+            Backend::Postgres => {
+                let pool = sqlx::PgPool::connect(&self.db_url).await.unwrap();
+                let result = sqlx::query(SQL).bind(kid).bind(material).execute(&pool);
+                result.await.unwrap().rows_affected()
+            }
+        };
+        assert_eq!(done, 1, "{kid} stored");
     }
 }
 

@@ -180,6 +180,7 @@ impl ToolCatalog for FakeTools {
         self.0.lock().unwrap().list_calls += 1;
         Ok(Response::new(ListToolsResponse {
             tools: fixture_tools(),
+            writes_enabled: true,
         }))
     }
 

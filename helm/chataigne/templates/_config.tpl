@@ -37,6 +37,11 @@ If a service renames a key, change it here.
 {{- if .Values.authService.metrics.enabled }}
 {{- $_ := set $cfg "metrics_listen" (printf "0.0.0.0:%d" (int .Values.authService.metrics.port)) }}
 {{- end }}
+{{- /* Behind the Ingress / Gateway, the client address for the OAuth rate limits comes from X-Forwarded-For. */}}
+{{- $proxies := .Values.oauthRoute.trustedProxies | default (ternary (list) .Values.gateway.trustedProxies .Values.gateway.tls.enabled) }}
+{{- if and .Values.oauthRoute.enabled $proxies }}
+{{- $_ := set $cfg.oauth "rate_limits" (dict "trusted_proxies" $proxies) }}
+{{- end }}
 {{- include "chataigne.toml" (mergeOverwrite $cfg (deepCopy .Values.authService.config)) -}}
 {{- end -}}
 

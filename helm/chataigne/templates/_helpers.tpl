@@ -73,6 +73,38 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- printf "http://%s.%s.svc.%s:%d" (include "chataigne.componentName" .) .root.Release.Namespace .root.Values.clusterDomain (int .port) -}}
 {{- end -}}
 
+{{/* Host of a URL: "https://auth.example.com/" -> "auth.example.com". */}}
+{{- define "chataigne.urlHost" -}}
+{{- regexReplaceAll "^[a-z]+://([^/:?#]+).*$" . "${1}" -}}
+{{- end -}}
+
+{{/* Host the authorization server is published on (host of authorizationServer). */}}
+{{- define "chataigne.oauthHost" -}}
+{{- include "chataigne.urlHost" (.Values.authorizationServer | default "") -}}
+{{- end -}}
+
+{{/* Whether the authorization server shares the gateway's host: "true" or "". */}}
+{{- define "chataigne.oauthSharesGatewayHost" -}}
+{{- $host := include "chataigne.oauthHost" . -}}
+{{- if .Values.ingress.enabled -}}
+{{- if eq $host .Values.ingress.host }}true{{ end -}}
+{{- else if .Values.httpRoute.enabled -}}
+{{- /* No hostnames: the gateway's route matches every host, the authorization server's too. */}}
+{{- if or (not .Values.httpRoute.hostnames) (has $host .Values.httpRoute.hostnames) }}true{{ end -}}
+{{- else -}}
+{{- if eq $host (include "chataigne.urlHost" (.Values.publicUrl | default "")) }}true{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* TLS Secret of the authorization server's Ingress ("" when none applies). */}}
+{{- define "chataigne.oauthTlsSecret" -}}
+{{- if .Values.oauthRoute.ingress.tls.secretName -}}
+{{- .Values.oauthRoute.ingress.tls.secretName -}}
+{{- else if and .Values.ingress.enabled (include "chataigne.oauthSharesGatewayHost" .) -}}
+{{- .Values.ingress.tls.secretName -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Gateway Service port: explicit, else 443 with in-pod TLS, else 80. */}}
 {{- define "chataigne.gatewayServicePort" -}}
 {{- if .Values.gateway.service.port -}}
@@ -100,6 +132,7 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end -}}
 {{- define "chataigne.secretEnv.authService" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.authDatabaseUrl "what" "secrets.authDatabaseUrl") }}
+{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.signingKeyEncryptionKey "what" "secrets.signingKeyEncryptionKey") }}
 {{- end -}}
 {{- define "chataigne.secretEnv.toolService" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.toolDatabaseUrl "what" "secrets.toolDatabaseUrl") }}

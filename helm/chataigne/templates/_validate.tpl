@@ -26,6 +26,55 @@ once from configmap.yaml; any failure stops the render with a message.
 {{- if not (regexMatch "^https?://" ($v.authorizationServer | default "")) -}}
 {{- fail "authorizationServer is required: the issuer URL of the OAuth authorization server" -}}
 {{- end -}}
+{{- if $v.oauthRoute.enabled -}}
+{{- if not (regexMatch "^https://[^/:?#]+/?$" ($v.authorizationServer | default "")) -}}
+{{- fail "oauthRoute.enabled needs authorizationServer as https://<host>, without port or path: the chart publishes the authorization server's endpoints at the root of that host on 443" -}}
+{{- end -}}
+{{- $host := include "chataigne.oauthHost" . -}}
+{{- $shared := include "chataigne.oauthSharesGatewayHost" . -}}
+{{- if and $v.gateway.tls.enabled $shared -}}
+{{- fail (printf "oauthRoute: with gateway.tls.enabled the gateway's LoadBalancer owns %s; the authorization server needs a host of its own (authorizationServer)" $host) -}}
+{{- end -}}
+{{- if and (or $v.ingress.enabled $v.gateway.tls.enabled) (not (include "chataigne.oauthTlsSecret" .)) -}}
+{{- fail (printf "oauthRoute.ingress.tls.secretName is required: the existing TLS Secret for the authorization server's host %s (ingress.tls.secretName is reused only when that host is ingress.host)" $host) -}}
+{{- end -}}
+{{- if and $shared (not $v.gateway.tls.enabled) -}}
+{{- $gatewayPaths := ternary $v.ingress.paths $v.httpRoute.paths (and $v.ingress.enabled true) -}}
+{{- range $a := $v.oauthRoute.paths -}}
+{{- range $g := $gatewayPaths -}}
+{{- $as := printf "%s/" (trimSuffix "/" $a) -}}
+{{- $gs := printf "%s/" (trimSuffix "/" $g) -}}
+{{- if or (hasPrefix $as $gs) (hasPrefix $gs $as) -}}
+{{- fail (printf "oauthRoute.paths entry %s overlaps the gateway's path %s on the shared host %s: each request must reach exactly one service" $a $g $host) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $v.serviceMonitor.enabled -}}
+{{- range $key := list "authService" "toolService" -}}
+{{- if not (index $v $key).metrics.enabled -}}
+{{- fail (printf "serviceMonitor.enabled scrapes all three services: set %s.metrics.enabled too (it adds metrics_listen and the <name>-internal Service)" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $ports := dict
+  "gateway" (list (int $v.gateway.ports.public) (int $v.gateway.ports.internal))
+  "authService" (list (int $v.authService.ports.grpc) (int $v.authService.ports.http))
+  "toolService" (list (int $v.toolService.ports.grpc))
+-}}
+{{- range $key := list "authService" "toolService" -}}
+{{- $svc := index $v $key -}}
+{{- if and $svc.metrics.enabled (has (int $svc.metrics.port) (index $ports $key)) -}}
+{{- fail (printf "%s.metrics.port (%d) must differ from the service's other ports" $key (int $svc.metrics.port)) -}}
+{{- end -}}
+{{- end -}}
+{{- if eq (int $v.authService.ports.grpc) (int $v.authService.ports.http) -}}
+{{- fail "authService.ports.grpc and authService.ports.http must differ: only the OAuth HTTP port is published" -}}
+{{- end -}}
+{{- if eq (int $v.gateway.ports.public) (int $v.gateway.ports.internal) -}}
+{{- fail "gateway.ports.public and gateway.ports.internal must differ: the internal port is never exposed publicly" -}}
+{{- end -}}
 {{- if $v.networkPolicy.enabled -}}
 {{- if not $v.networkPolicy.egress.postgres.cidrs -}}
 {{- fail "networkPolicy.egress.postgres.cidrs is required with networkPolicy.enabled: the managed PostgreSQL address ranges" -}}

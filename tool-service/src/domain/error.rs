@@ -44,6 +44,9 @@ pub enum DomainError {
     /// The same idempotent operation is still running.
     #[error("operation in progress")]
     OperationInProgress { retry_after: std::time::Duration },
+    /// An operator switched every write tool off (the `writes` flag).
+    #[error("writes disabled by the operator")]
+    WritesDisabled,
     /// The structured result exceeds the output bound.
     #[error("output too large")]
     OutputTooLarge,

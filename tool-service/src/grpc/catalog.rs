@@ -1,7 +1,8 @@
-//! `ToolCatalog`: lists the catalogue with its schemas and policy, and calls a
-//! tool with JSON arguments for the gateway.
+//! `ToolCatalog`: lists the catalogue with its schemas and policy (and the
+//! operator's write switch), and calls a tool with JSON arguments for the
+//! gateway.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use chataigne_common::codes::decode_status;
 use chataigne_proto::tools::v1 as pb;
@@ -16,6 +17,10 @@ use crate::present::normalize_locale;
 use crate::store::Store;
 use crate::tools::deadline as tools_deadline;
 use crate::tools::{CallContext, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools};
+
+/// Longest wait for the write switch while listing the catalogue: a stalled
+/// database must not hold up `tools/list`.
+const SWITCH_READ_BOUND: Duration = Duration::from_millis(500);
 
 pub struct CatalogService<S, A> {
     tools: Tools<S, A>,
@@ -66,8 +71,24 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         &self,
         _request: Request<pb::ListToolsRequest>,
     ) -> Result<Response<pb::ListToolsResponse>, Status> {
+        // The catalogue itself needs no database: when the switch cannot be
+        // read in time, the listing is still served, with writes reported off
+        // (each write call reads the switch again and fails on its own).
+        let writes_enabled =
+            match tokio::time::timeout(SWITCH_READ_BOUND, self.tools.writes_enabled()).await {
+                Ok(Ok(enabled)) => enabled,
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, "write switch unreadable; listing writes as disabled");
+                    false
+                }
+                Err(_) => {
+                    tracing::warn!("write switch read timed out; listing writes as disabled");
+                    false
+                }
+            };
         Ok(Response::new(pb::ListToolsResponse {
             tools: self.descriptors.clone(),
+            writes_enabled,
         }))
     }
 
@@ -107,6 +128,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
             Ok(_) => "ok",
             Err(status) => decode_status(status).code.as_str(),
         };
+        crate::metrics::mcp_call(spec.map(|spec| spec.name), outcome_code, started.elapsed());
         tracing::info!(
             request_id = %call.request_id,
             tool = spec.map_or("unknown", |spec| spec.name),

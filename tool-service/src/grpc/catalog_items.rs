@@ -61,6 +61,10 @@ impl<S: Store, A: Access> pb::catalog_server::Catalog for CatalogItemsService<S,
     ) -> Result<Response<pb::UpdateCatalogItemAvailabilityResponse>, Status> {
         let write_error = |error| to_status(error, ToolKind::Write);
         let ctx = context(&request, &request.get_ref().locale)?;
+        self.tools
+            .ensure_writes_enabled()
+            .await
+            .map_err(write_error)?;
         let request = request.into_inner();
         let missing = |field: &str| DomainError::invalid(field, "expected available or sold_out");
         let input = CatalogItemAvailabilityUpdateInput {

@@ -123,6 +123,10 @@ impl<S: Store, A: Access> pb::locations_server::Locations for LocationsService<S
     ) -> Result<Response<pb::UpdateLocationStatusResponse>, Status> {
         let write_error = |error| to_status(error, ToolKind::Write);
         let ctx = context(&request, &request.get_ref().locale)?;
+        self.tools
+            .ensure_writes_enabled()
+            .await
+            .map_err(write_error)?;
         let request = request.into_inner();
         let input = LocationStatusUpdateInput {
             location_id: required("location_id", request.location_id).map_err(write_error)?,

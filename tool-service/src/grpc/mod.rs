@@ -19,6 +19,7 @@ mod venue_convert;
 mod writes;
 
 use std::future::Future;
+use std::sync::Arc;
 
 use chataigne_proto::tools::v1::{
     restaurant_server::RestaurantServer, tool_catalog_server::ToolCatalogServer,
@@ -27,15 +28,28 @@ use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 
 use crate::access::Access;
+use crate::metrics::{MetricsLayer, ToolMetrics};
 use crate::store::Store;
 use crate::tools::Tools;
 
 pub use status::to_status;
 
 /// Serves the tool services and the standard health service on `listener`
-/// until `shutdown` resolves; in-flight calls finish first.
+/// until `shutdown` resolves; in-flight calls finish first. The metrics are
+/// kept in a registry of this server only (see [`serve_measured`]).
 pub async fn serve<S: Store, A: Access>(
     tools: Tools<S, A>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let metrics = ToolMetrics::new(tools.catalog(), Box::new(Default::default))?;
+    serve_measured(tools, Arc::new(metrics), listener, shutdown).await
+}
+
+/// [`serve`], recording every tool call and dependency error in `metrics`.
+pub async fn serve_measured<S: Store, A: Access>(
+    tools: Tools<S, A>,
+    metrics: Arc<ToolMetrics>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
@@ -48,6 +62,8 @@ pub async fn serve<S: Store, A: Access>(
     tonic::transport::Server::builder()
         // One span per RPC, child of the caller's W3C trace context.
         .trace_fn(chataigne_common::trace_context::server_span("tool-service"))
+        // Tool-call latency and outcome, dependency errors.
+        .layer(MetricsLayer(metrics))
         .add_service(health)
         .add_service(
             chataigne_proto::tools::v1::locations_server::LocationsServer::new(

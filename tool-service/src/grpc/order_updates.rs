@@ -33,6 +33,10 @@ impl<S: Store, A: Access> pb::order_updates_server::OrderUpdates for OrderUpdate
         request: Request<pb::UpdateOrderStatusRequest>,
     ) -> Result<Response<pb::UpdateOrderStatusResponse>, Status> {
         let ctx = context(&request, &request.get_ref().locale)?;
+        self.tools
+            .ensure_writes_enabled()
+            .await
+            .map_err(write_error)?;
         let request = request.into_inner();
         let input = OrderStatusUpdateInput {
             order_id: required("order_id", request.order_id).map_err(write_error)?,

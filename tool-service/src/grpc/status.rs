@@ -55,6 +55,7 @@ pub fn to_status(error: DomainError, kind: ToolKind) -> Status {
             )
         }
         DomainError::Dependency(detail) => {
+            crate::metrics::dependency_failed(&detail);
             tracing::warn!(%detail, "dependency failure");
             ErrorCode::DependencyUnavailable.status()
         }
@@ -63,6 +64,7 @@ pub fn to_status(error: DomainError, kind: ToolKind) -> Status {
             ToolKind::Write => ErrorCode::OutcomeUnknown.status(),
         },
         DomainError::OutputTooLarge => ErrorCode::OutputTooLarge.status(),
+        DomainError::WritesDisabled => ErrorCode::WritesDisabled.status(),
         DomainError::IdempotencyMismatch => ErrorCode::IdempotencyMismatch.status(),
         DomainError::OperationInProgress { retry_after } => {
             let code = ErrorCode::OperationInProgress;
@@ -114,6 +116,14 @@ mod tests {
                 .metadata
                 .contains(&("requested_status".to_owned(), "ready".to_owned()))
         );
+    }
+
+    #[test]
+    fn the_write_switch_has_its_own_code() {
+        let status = to_status(DomainError::WritesDisabled, ToolKind::Write);
+        let decoded = decode_status(&status);
+        assert_eq!(decoded.code, ErrorCode::WritesDisabled);
+        assert_eq!(status.code(), tonic::Code::Unavailable);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `ConversationWrites` and `Provisioning`: the typed RPCs of the idempotent
-//! write tools, for internal callers. Each runs the same tool as the MCP path
-//! within the caller's deadline and reports whether it replayed.
+//! write tools, for internal callers. Each passes the operator's write switch,
+//! runs the same tool as the MCP path within the caller's deadline and
+//! reports whether it replayed.
 
 use chataigne_proto::tools::v1 as pb;
 use chataigne_proto::tools::v1::conversation_writes_server::ConversationWritesServer;
@@ -74,6 +75,7 @@ impl<S: Store, A: Access> pb::conversation_writes_server::ConversationWrites
             idempotency_key: request.idempotency_key,
         };
         let written = tools_deadline::within(timeout, async {
+            self.tools.ensure_writes_enabled().await?;
             self.tools
                 .conversation_message_send(input, &ctx)
                 .await?
@@ -101,6 +103,7 @@ impl<S: Store, A: Access> pb::conversation_writes_server::ConversationWrites
             idempotency_key: request.idempotency_key,
         };
         let (output, replayed) = tools_deadline::within(timeout, async {
+            self.tools.ensure_writes_enabled().await?;
             self.tools
                 .conversation_instruction_send(input, &ctx)
                 .await?
@@ -129,6 +132,7 @@ impl<S: Store, A: Access> pb::provisioning_server::Provisioning for WritesServic
             idempotency_key: request.idempotency_key,
         };
         let (output, replayed) = tools_deadline::within(timeout, async {
+            self.tools.ensure_writes_enabled().await?;
             self.tools
                 .organization_create(input, &ctx)
                 .await?
@@ -166,6 +170,7 @@ impl<S: Store, A: Access> pb::provisioning_server::Provisioning for WritesServic
             idempotency_key: request.idempotency_key,
         };
         let (output, replayed) = tools_deadline::within(timeout, async {
+            self.tools.ensure_writes_enabled().await?;
             self.tools.location_create(input, &ctx).await?.into_data()
         })
         .await

@@ -17,6 +17,7 @@
 //! query, summed per bucket by the database.
 
 use std::future::Future;
+use std::time::Duration;
 
 use sqlx::QueryBuilder;
 
@@ -60,13 +61,15 @@ pub trait AnalyticsStore: Send + Sync {
 
     /// Sums of the rollup of one location per bucket, for local dates
     /// `from..=to` (ISO 8601), oldest bucket first; buckets without any
-    /// aggregated day are absent.
+    /// aggregated day are absent. `timeout` (the caller's remaining deadline)
+    /// bounds the query in the database too, so an abandoned query stops there.
     fn metrics_buckets(
         &self,
         location_id: &str,
         from: &str,
         to: &str,
         bucket: Bucket,
+        timeout: Option<Duration>,
     ) -> impl Future<Output = Result<Vec<MetricsBucketRecord>, DomainError>> + Send;
 }
 
@@ -212,15 +215,21 @@ macro_rules! impl_analytics_store {
                 from: &str,
                 to: &str,
                 bucket: Bucket,
+                timeout: Option<Duration>,
             ) -> Result<Vec<MetricsBucketRecord>, DomainError> {
                 let sql = buckets_query::<$db>(bucket);
-                self.guard(
-                    sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                        .bind(location_id)
-                        .bind(from)
-                        .bind(to)
-                        .fetch_all(self.pool()),
-                )
+                let (location_id, from, to) =
+                    (location_id.to_owned(), from.to_owned(), to.to_owned());
+                self.bounded_read(timeout, move |conn| {
+                    Box::pin(async move {
+                        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                            .bind(location_id)
+                            .bind(from)
+                            .bind(to)
+                            .fetch_all(conn)
+                            .await
+                    })
+                })
                 .await
             }
         }

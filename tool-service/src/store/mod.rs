@@ -13,6 +13,7 @@ pub mod conversation_store;
 pub mod customer_store;
 mod load;
 mod local_days;
+pub mod operator_flags;
 mod options;
 pub mod order_update_store;
 pub mod postgres;
@@ -25,9 +26,15 @@ pub mod venue_records;
 mod venue_sql;
 pub mod writes;
 
+/// One read run on a connection of the pool by [`PgStore::bounded_read`] or
+/// [`SqliteStore::bounded_read`].
+pub(crate) type BoxedRead<'c, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
+
 pub use analytics_store::{AnalyticsStore, MetricsBucketRecord};
 pub use conversation_store::{ConversationRecord, ConversationStore, MessageRecord};
 pub use customer_store::{CustomerRecord, CustomerStore};
+pub use operator_flags::{OperatorFlagStore, WritesSwitch};
 pub use options::StoreOptions;
 pub use order_update_store::OrderUpdateStore;
 pub use postgres::PgStore;
@@ -48,6 +55,7 @@ pub trait Store:
     + ConversationStore
     + AnalyticsStore
     + OrderUpdateStore
+    + OperatorFlagStore
     + writes::IdempotentWrites
 {
     /// Applies this backend's migrations.

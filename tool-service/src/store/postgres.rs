@@ -3,12 +3,13 @@
 
 use std::future::Future;
 use std::str::FromStr;
+use std::time::Duration;
 
 use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
-use super::StoreOptions;
 use super::sql::impl_store;
+use super::{BoxedRead, StoreOptions};
 use crate::domain::DomainError;
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
@@ -52,12 +53,49 @@ impl PgStore {
         query.await.map_err(DomainError::from)
     }
 
+    /// Runs one read bounded by `timeout` in the database as well: inside a
+    /// transaction whose `SET LOCAL statement_timeout` is the time
+    /// left, so a read the caller gave up on is cancelled by the server
+    /// instead of holding a connection (and its locks) until the pool-wide
+    /// statement timeout.
+    pub(crate) async fn bounded_read<T>(
+        &self,
+        timeout: Option<Duration>,
+        read: impl for<'c> FnOnce(&'c mut PgConnection) -> BoxedRead<'c, T> + Send,
+    ) -> Result<T, DomainError> {
+        let work = async {
+            let mut tx = self.pool.begin().await?;
+            if let Some(limit) = timeout {
+                set_local_statement_timeout(&mut tx, limit).await?;
+            }
+            let rows = read(&mut tx).await?;
+            tx.commit().await?;
+            Ok(rows)
+        };
+        self.guard(work).await
+    }
+
     async fn run_migrations(&self) -> Result<(), DomainError> {
         MIGRATOR
             .run(&self.pool)
             .await
             .map_err(|error| DomainError::Internal(format!("PostgreSQL migration failed: {error}")))
     }
+}
+
+/// Bounds every later statement of the current transaction by `limit`
+/// (`SET LOCAL`: back to the pool-wide timeout at its end).
+pub(crate) async fn set_local_statement_timeout(
+    tx: &mut PgConnection,
+    limit: Duration,
+) -> Result<(), sqlx::Error> {
+    let ms = limit.as_millis().clamp(1, i32::MAX as u128);
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SET LOCAL statement_timeout = {ms}"
+    )))
+    .execute(tx)
+    .await?;
+    Ok(())
 }
 
 impl_store!(PgStore, sqlx::Postgres);

@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
 
-use super::StoreOptions;
 use super::sql::impl_store;
+use super::{BoxedRead, StoreOptions};
 use crate::domain::DomainError;
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -69,6 +70,25 @@ impl SqliteStore {
         query: impl Future<Output = Result<T, sqlx::Error>>,
     ) -> Result<T, DomainError> {
         match tokio::time::timeout(self.statement_timeout, query).await {
+            Ok(result) => result.map_err(DomainError::from),
+            Err(_) => Err(DomainError::DeadlineExceeded),
+        }
+    }
+
+    /// Runs one read on a pooled connection, bounded by `timeout` (or the
+    /// statement timeout when shorter); the same shape as
+    /// `PgStore::bounded_read`.
+    pub(crate) async fn bounded_read<T>(
+        &self,
+        timeout: Option<Duration>,
+        read: impl for<'c> FnOnce(&'c mut SqliteConnection) -> BoxedRead<'c, T> + Send,
+    ) -> Result<T, DomainError> {
+        let limit = timeout.map_or(self.statement_timeout, |t| t.min(self.statement_timeout));
+        let work = async {
+            let mut conn = self.pool.acquire().await?;
+            read(&mut conn).await
+        };
+        match tokio::time::timeout(limit, work).await {
             Ok(result) => result.map_err(DomainError::from),
             Err(_) => Err(DomainError::DeadlineExceeded),
         }

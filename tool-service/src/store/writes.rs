@@ -275,12 +275,7 @@ impl_writes!(
     |tx, pool, claim, timeout| {
         let mut tx = pool.begin().await?;
         if let Some(limit) = timeout {
-            let ms = limit.as_millis().clamp(1, i32::MAX as u128);
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SET LOCAL statement_timeout = {ms}"
-            )))
-            .execute(&mut *tx)
-            .await?;
+            super::postgres::set_local_statement_timeout(&mut tx, limit).await?;
         }
         let (locked,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_xact_lock($1)")
             .bind(lock_id(&claim.key_hash))

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools, deadline};
 use crate::access::Access;
 use crate::domain::{
     Bucket, DateRange, DomainError, Metric, MetricSums, MetricValues, check_metrics,
@@ -110,7 +110,13 @@ impl<S: Store, A: Access> Tools<S, A> {
         );
         let rows: HashMap<String, MetricSums> = self
             .store
-            .metrics_buckets(&input.location_id, &from, &to, bucket)
+            .metrics_buckets(
+                &input.location_id,
+                &from,
+                &to,
+                bucket,
+                deadline::remaining(),
+            )
             .await?
             .into_iter()
             .map(|row| (row.bucket_start.clone(), row.sums()))

@@ -266,8 +266,26 @@ impl<S: Store, A: Access> Tools<S, A> {
         &self.store
     }
 
-    /// Calls the tool `name` with JSON `arguments`: schema validation, then the
-    /// tool, then serialization within the output bound.
+    /// Whether the operator's write switch allows writes now, read live.
+    pub async fn writes_enabled(&self) -> Result<bool, DomainError> {
+        Ok(self.store.writes_switch().await?.enabled)
+    }
+
+    /// The gate of every write, on the MCP bridge and the typed RPCs alike:
+    /// refuses with `WritesDisabled` while the operator's switch is off. One
+    /// primary-key read per write, nothing cached, so a change applies at the
+    /// next call on every replica.
+    pub async fn ensure_writes_enabled(&self) -> Result<(), DomainError> {
+        if self.writes_enabled().await? {
+            Ok(())
+        } else {
+            Err(DomainError::WritesDisabled)
+        }
+    }
+
+    /// Calls the tool `name` with JSON `arguments`: the write switch for write
+    /// tools, schema validation, then the tool, then serialization within the
+    /// output bound.
     pub async fn call(
         &self,
         name: &str,
@@ -279,6 +297,9 @@ impl<S: Store, A: Access> Tools<S, A> {
             .iter()
             .find(|entry| entry.spec.name == name)
             .ok_or_else(|| DomainError::UnknownTool(name.to_owned()))?;
+        if entry.spec.kind == ToolKind::Write {
+            self.ensure_writes_enabled().await?;
+        }
         entry.validator.check(&arguments)?;
         self.dispatch(entry.id, arguments, ctx).await
     }

@@ -1,0 +1,340 @@
+//! The brute-force limits of the authorization server: failed sign-ins per
+//! account and sign-in posts per client address (the form again, with 429 and
+//! `Retry-After`), the client address behind a trusted proxy, and `/token`,
+//! `/revoke` and `/register` per client address and per `client_id` (429,
+//! `Retry-After`, an OAuth JSON error).
+
+use chataigne_auth::{Config, Limit};
+use chataigne_common::demo::{DEMO_CLIENT_ID, DEMO_PASSWORD};
+use reqwest::header::HeaderMap;
+
+use crate::oauth_support::*;
+use crate::support::{Backend, Harness};
+
+const MANAGER_EMAIL: &str = "camille.martin@bistro.example";
+const STAFF_EMAIL: &str = "louis.bernard@bistro.example";
+
+/// A harness on SQLite (the limits are in memory) with `adjust` applied.
+async fn harness(adjust: impl FnOnce(&mut Config)) -> Harness {
+    Harness::start_with(Backend::Sqlite, adjust)
+        .await
+        .expect("SQLite is always available")
+}
+
+/// The sign-in page of a fresh authorization request.
+async fn sign_in_page(b: &mut Browser) -> String {
+    let (_, challenge) = pkce();
+    let (status, _, html) = b
+        .get(&authorize_query(&challenge, "orders.read", "s"))
+        .await;
+    assert_eq!(status, 200, "{html}");
+    html
+}
+
+/// Posts the sign-in form of `page` with `email` and `password`, adding
+/// `extra` headers.
+async fn sign_in(
+    b: &mut Browser,
+    page: &str,
+    email: &str,
+    password: &str,
+    forwarded_for: Option<&str>,
+) -> (u16, HeaderMap, String) {
+    let form = form_of(page, &[("email", email), ("password", password)]);
+    let mut request = b
+        .http
+        .post(format!("{}/authorize/login", b.base))
+        .header(
+            "cookie",
+            b.cookies
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+        .form(&form);
+    if let Some(forwarded_for) = forwarded_for {
+        request = request.header("x-forwarded-for", forwarded_for);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (status, headers, response.text().await.unwrap())
+}
+
+fn retry_after(headers: &HeaderMap) -> u64 {
+    headers["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .expect("Retry-After in seconds")
+}
+
+/// A refused sign-in: 429, `Retry-After` within `max_secs`, the form again
+/// with the message.
+fn assert_sign_in_limited(response: &(u16, HeaderMap, String), max_secs: u64) {
+    let (status, headers, html) = response;
+    assert_eq!(*status, 429, "{html}");
+    let secs = retry_after(headers);
+    assert!((1..=max_secs).contains(&secs), "Retry-After {secs}");
+    assert!(html.contains("Too many sign-in attempts"), "{html}");
+    assert!(html.contains("id=\"sign-in\""), "the form is shown again");
+    assert!(
+        !html.contains("not correct"),
+        "a refused attempt says nothing about the password"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_sign_ins_lock_the_account_not_the_others() {
+    let h =
+        harness(|c| c.oauth.rate_limits.sign_in_failures_per_account = Limit::new(3, 900)).await;
+    let mut b = Browser::new(&h);
+    let page = sign_in_page(&mut b).await;
+    // Three failures, the email written three ways (one account).
+    for email in [
+        MANAGER_EMAIL,
+        "Camille.Martin@Bistro.example",
+        " camille.martin@bistro.example ",
+    ] {
+        let (status, _, html) = sign_in(&mut b, &page, email, "wrong password", None).await;
+        assert_eq!(status, 401, "{html}");
+        assert!(html.contains("not correct"));
+    }
+    // The right password is refused now, before any check.
+    let refused = sign_in(&mut b, &page, MANAGER_EMAIL, DEMO_PASSWORD, None).await;
+    assert_sign_in_limited(&refused, 900);
+    assert!(
+        refused.1.get("set-cookie").is_none(),
+        "no session for a refused attempt"
+    );
+    // Another account from the same browser still signs in.
+    let (status, _, html) = sign_in(&mut b, &page, STAFF_EMAIL, DEMO_PASSWORD, None).await;
+    assert_eq!(status, 303, "{html}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_posts_are_limited_per_client_address() {
+    let h = harness(|c| c.oauth.rate_limits.sign_in_per_address = Limit::new(2, 600)).await;
+    let mut b = Browser::new(&h);
+    let page = sign_in_page(&mut b).await;
+    for email in [MANAGER_EMAIL, STAFF_EMAIL] {
+        let (status, _, _) = sign_in(&mut b, &page, email, "wrong password", None).await;
+        assert_eq!(status, 401);
+    }
+    let refused = sign_in(&mut b, &page, "someone@else.example", DEMO_PASSWORD, None).await;
+    assert_sign_in_limited(&refused, 300);
+    // Forwarding headers from an untrusted peer are ignored.
+    let spoofed = sign_in(
+        &mut b,
+        &page,
+        STAFF_EMAIL,
+        DEMO_PASSWORD,
+        Some("198.51.100.1"),
+    )
+    .await;
+    assert_eq!(spoofed.0, 429);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_the_forwarded_client_is_the_key() {
+    let h = harness(|c| {
+        c.oauth.rate_limits.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()];
+        c.oauth.rate_limits.sign_in_per_address = Limit::new(1, 600);
+    })
+    .await;
+    let mut b = Browser::new(&h);
+    let page = sign_in_page(&mut b).await;
+    let first = sign_in(&mut b, &page, MANAGER_EMAIL, "wrong", Some("198.51.100.1")).await;
+    assert_eq!(first.0, 401);
+    // Another client behind the same proxy (the right-most untrusted hop).
+    let other = sign_in(
+        &mut b,
+        &page,
+        MANAGER_EMAIL,
+        "wrong",
+        Some("198.51.100.1, 198.51.100.2, 127.0.0.5"),
+    )
+    .await;
+    assert_eq!(other.0, 401);
+    let again = sign_in(
+        &mut b,
+        &page,
+        MANAGER_EMAIL,
+        DEMO_PASSWORD,
+        Some("198.51.100.1"),
+    )
+    .await;
+    assert_sign_in_limited(&again, 600);
+}
+
+/// POSTs `form` to `path`; returns status, headers and JSON body.
+async fn post(
+    h: &Harness,
+    path: &str,
+    form: &[(&str, &str)],
+    basic: Option<(&str, &str)>,
+) -> (u16, HeaderMap, serde_json::Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}{path}", h.http_url))
+        .form(form);
+    if let Some((id, secret)) = basic {
+        request = request.basic_auth(id, Some(secret));
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (status, headers, response.json().await.unwrap_or_default())
+}
+
+/// A refusal of the machine endpoints: 429, `Retry-After`, OAuth JSON, no-store.
+fn assert_endpoint_limited(response: &(u16, HeaderMap, serde_json::Value), max_secs: u64) {
+    let (status, headers, body) = response;
+    assert_eq!(*status, 429, "{body}");
+    let secs = retry_after(headers);
+    assert!((1..=max_secs).contains(&secs), "Retry-After {secs}");
+    assert_eq!(body["error"], "temporarily_unavailable", "{body}");
+    assert!(body["error_description"].as_str().is_some());
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(headers["cache-control"], "no-store");
+}
+
+const BAD_CODE: &[(&str, &str)] = &[
+    ("grant_type", "authorization_code"),
+    ("code", "not-a-code"),
+    ("redirect_uri", REDIRECT),
+    (
+        "code_verifier",
+        "0123456789012345678901234567890123456789abc",
+    ),
+    ("client_id", DEMO_CLIENT_ID),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_and_revocation_requests_are_limited_per_client_address() {
+    let h = harness(|c| c.oauth.rate_limits.token_per_address = Limit::new(3, 60)).await;
+    let (status, _, _) = post(&h, "/token", &[("grant_type", "nonsense")], None).await;
+    assert_eq!(status, 400);
+    let (status, _, _) = post(
+        &h,
+        "/revoke",
+        &[("token", "x"), ("client_id", DEMO_CLIENT_ID)],
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _, _) = post(&h, "/token", &[("grant_type", "nonsense")], None).await;
+    assert_eq!(status, 400);
+    // The fourth request of the minute, whatever the endpoint or client.
+    let refused = post(
+        &h,
+        "/token",
+        &[("grant_type", "client_credentials")],
+        Some(("other", "s")),
+    )
+    .await;
+    assert_endpoint_limited(&refused, 20);
+    let refused = post(
+        &h,
+        "/revoke",
+        &[("token", "x"), ("client_id", DEMO_CLIENT_ID)],
+        None,
+    )
+    .await;
+    assert_endpoint_limited(&refused, 20);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_token_requests_are_limited_per_client_id() {
+    let h = harness(|c| c.oauth.rate_limits.token_failures_per_client = Limit::new(2, 300)).await;
+    let registered = h
+        .app
+        .add_client(chataigne_auth::NewClientRequest {
+            client_id: "reporting".into(),
+            name: "Reporting".into(),
+            kind: chataigne_auth::ClientKind::Service,
+            redirect_uris: Vec::new(),
+            allowed_scopes: vec!["orders.read".into()],
+        })
+        .await
+        .unwrap();
+    let secret = registered.secret.unwrap();
+    let grant = [("grant_type", "client_credentials")];
+    // Two wrong secrets spend the client's quota…
+    for _ in 0..2 {
+        let (status, _, body) = post(&h, "/token", &grant, Some(("reporting", "guess"))).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (401, Some("invalid_client"))
+        );
+    }
+    // …so even the right secret is refused for now, through Basic or the form.
+    let refused = post(&h, "/token", &grant, Some(("reporting", &secret))).await;
+    assert_endpoint_limited(&refused, 300);
+    let form = [
+        ("grant_type", "client_credentials"),
+        ("client_id", "reporting"),
+        ("client_secret", secret.as_str()),
+    ];
+    assert_endpoint_limited(&post(&h, "/token", &form, None).await, 300);
+    let revoke = [("token", "x")];
+    assert_endpoint_limited(
+        &post(&h, "/revoke", &revoke, Some(("reporting", &secret))).await,
+        300,
+    );
+    // Other clients are not affected; refused grants count for them too.
+    for _ in 0..2 {
+        let (status, _, body) = post(&h, "/token", BAD_CODE, None).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (400, Some("invalid_grant"))
+        );
+    }
+    assert_endpoint_limited(&post(&h, "/token", BAD_CODE, None).await, 300);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn successful_token_requests_do_not_count_against_the_client() {
+    let h = harness(|c| c.oauth.rate_limits.token_failures_per_client = Limit::new(2, 300)).await;
+    for _ in 0..4 {
+        let body = full_flow(&h, "orders.read").await;
+        assert!(body["access_token"].is_string());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registrations_are_limited_per_client_address() {
+    let h = harness(|c| {
+        c.oauth.dynamic_registration = true;
+        c.oauth.rate_limits.register_per_address = Limit::new(1, 3600);
+    })
+    .await;
+    let register = || async {
+        let response = reqwest::Client::new()
+            .post(format!("{}/register", h.http_url))
+            .json(&serde_json::json!({"redirect_uris": ["https://app.example/cb"]}))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body: serde_json::Value = response.json().await.unwrap_or_default();
+        (status, headers, body)
+    };
+    let first = register().await;
+    assert_eq!(first.0, 201, "{}", first.2);
+    assert_endpoint_limited(&register().await, 3600);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disabled_limits_never_refuse() {
+    let h = harness(|c| {
+        c.oauth.rate_limits.enabled = false;
+        c.oauth.rate_limits.token_per_address = Limit::new(1, 3600);
+    })
+    .await;
+    for _ in 0..3 {
+        let (status, _, _) = post(&h, "/token", &[("grant_type", "nonsense")], None).await;
+        assert_eq!(status, 400);
+    }
+}

@@ -1,0 +1,112 @@
+//! SIGTERM on the embedded binary: a `tools/call` in flight (a write waiting
+//! on SQLite's write lock, held by another connection) when the signal
+//! arrives is answered normally, new connections are refused meanwhile, and
+//! the process exits 0 once the call is done.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use chataigne_tests::process::{eventually, post_tool_call, refuses_connections, start_embedded};
+use chataigne_tests::{TempDir, demo};
+use serde_json::json;
+use sqlx::Connection;
+
+/// Margins for a loaded two-core machine.
+const GENEROUS: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_the_embedded_binary_finish_an_in_flight_call_and_exit_zero() {
+    let data = TempDir::new("graceful");
+    let dir = data.0.clone();
+    let (mut child, start) = tokio::task::spawn_blocking(move || {
+        start_embedded(Path::new(env!("CARGO_BIN_EXE_chataigne")), &dir)
+    })
+    .await
+    .expect("reading the binary's output");
+    let (url, token) = (start.url, start.token);
+
+    let tools_db = format!("sqlite://{}", data.0.join("tools.db").display());
+    let reader = sqlx::SqlitePool::connect(&tools_db)
+        .await
+        .expect("tools database");
+    let conversation: String = sqlx::query_scalar(
+        "SELECT id FROM conversations WHERE organization_id = $1 ORDER BY id LIMIT 1",
+    )
+    .bind(demo::ORG_BISTRO)
+    .fetch_one(&reader)
+    .await
+    .expect("a seeded conversation");
+    reader.close().await;
+
+    // Another connection holds SQLite's write lock: the write waits on it.
+    let mut locker = sqlx::SqliteConnection::connect(&tools_db)
+        .await
+        .expect("tools database");
+    sqlx::raw_sql("BEGIN IMMEDIATE")
+        .execute(&mut locker)
+        .await
+        .expect("write lock taken");
+    let arguments = json!({"conversation_id": conversation, "text": "Votre table est prête.",
+                           "idempotency_key": "graceful-shutdown-0001"});
+    let in_flight = tokio::spawn({
+        let (url, token) = (url.clone(), token.clone());
+        async move {
+            let answer = post_tool_call(
+                &url,
+                &token,
+                "chataigne_conversation_message_send",
+                arguments,
+                GENEROUS,
+            )
+            .await;
+            (answer, Instant::now())
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(!in_flight.is_finished(), "the write waits on the lock");
+
+    let pid = child.0.id().to_string();
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    eventually("new connections are refused", GENEROUS, || {
+        refuses_connections(&url)
+    })
+    .await;
+    assert!(
+        !in_flight.is_finished(),
+        "the write still waits on the lock"
+    );
+    let released = Instant::now();
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut locker)
+        .await
+        .expect("write lock released");
+
+    let ((status, body), answered) = tokio::time::timeout(GENEROUS, in_flight)
+        .await
+        .expect("the in-flight call finishes")
+        .expect("call task");
+    assert!(
+        answered >= released,
+        "answered only once the lock was released"
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_ne!(body["result"]["isError"], true, "a normal result: {body}");
+
+    let deadline = Instant::now() + GENEROUS;
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("process status") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no exit within a minute of SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(status.success(), "clean exit on SIGTERM: {status:?}");
+}

@@ -1,0 +1,120 @@
+//! Helpers for tests that drive a running service from outside: the embedded
+//! binary started as a user starts it, a child process killed if the test
+//! fails, polling until a condition holds, a raw `tools/call` with a bound,
+//! and whether a listener still accepts connections.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// A child process killed and reaped when dropped (a failing test leaves no
+/// service behind).
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What the embedded binary prints on start: the MCP URL, a token and a
+/// curl command line.
+pub struct EmbeddedStart {
+    pub url: String,
+    pub token: String,
+    pub curl: String,
+}
+
+/// Starts the embedded binary at `binary` on a free port with its data in
+/// `data_dir`, and reads its three start-up lines (blocking).
+pub fn start_embedded(binary: &Path, data_dir: &Path) -> (KillOnDrop, EmbeddedStart) {
+    let mut child = Command::new(binary)
+        .args(["--port", "0", "--data-dir"])
+        .arg(data_dir)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("embedded binary starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let child = KillOnDrop(child);
+    let (mut url, mut token, mut curl) = (None, None, None);
+    let mut lines = BufReader::new(stdout).lines();
+    for line in lines.by_ref().take(3) {
+        let line = line.expect("utf-8 line");
+        if let Some(value) = line.strip_prefix("MCP_URL=") {
+            url = Some(value.to_owned());
+        } else if let Some(value) = line.strip_prefix("MCP_TOKEN=") {
+            token = Some(value.to_owned());
+        } else {
+            curl = Some(line);
+        }
+    }
+    // Keep reading what it prints later, so that its stdout never closes.
+    std::thread::spawn(move || lines.for_each(drop));
+    let start = EmbeddedStart {
+        url: url.expect("MCP_URL printed"),
+        token: token.expect("MCP_TOKEN printed"),
+        curl: curl.expect("a third line printed"),
+    };
+    (child, start)
+}
+
+/// Polls `probe` every 50 ms until it holds; panics after `limit`.
+pub async fn eventually<F, Fut>(what: &str, limit: Duration, mut probe: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + limit;
+    while !probe().await {
+        assert!(Instant::now() < deadline, "timed out waiting: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// POSTs one `tools/call` to `mcp_url`, waiting at most `limit`; returns
+/// status and body.
+pub async fn post_tool_call(
+    mcp_url: &str,
+    token: &str,
+    name: &str,
+    arguments: Value,
+    limit: Duration,
+) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(mcp_url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": name, "arguments": arguments}}))
+        .timeout(limit)
+        .send()
+        .await
+        .expect("the call is answered");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Whether a new TCP connection to `url`'s authority is refused.
+pub async fn refuses_connections(url: &str) -> bool {
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    matches!(
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::net::TcpStream::connect(authority)
+        )
+        .await,
+        Ok(Err(_))
+    )
+}

@@ -13,7 +13,7 @@ use chataigne_proto::auth::v1::{
 };
 use tonic::transport::{Channel, Endpoint};
 
-use crate::domain::{DomainError, TenantScope};
+use crate::domain::{Dependency, DomainError, TenantScope};
 use crate::store::Owner;
 
 /// The authenticated caller as the auth-service vouches for it.
@@ -145,7 +145,7 @@ fn refusal(status: tonic::Status) -> DomainError {
         ErrorCode::ResourceForbidden | ErrorCode::ResourceNotFound => DomainError::Forbidden,
         ErrorCode::Unauthenticated => DomainError::Unauthenticated,
         ErrorCode::DependencyUnavailable | ErrorCode::ToolTimeout | ErrorCode::RateLimited => {
-            DomainError::Dependency(format!("auth-service: {}", status.code()))
+            DomainError::Dependency(Dependency::AuthService, status.code().to_string())
         }
         _ => DomainError::Internal(format!("auth-service: {}", status.code())),
     }

@@ -23,13 +23,11 @@ use chataigne_common::codes::decode_status;
 use chataigne_common::metrics::prometheus::{self, HistogramVec, IntCounterVec};
 use chataigne_common::metrics::{self, Exposition, PoolGauges, PoolStats, Registry};
 
+use crate::domain::Dependency;
 use crate::tools::CatalogEntry;
 
 /// Label of a tool name that is not in the catalogue.
 pub const UNKNOWN_TOOL: &str = "unknown";
-
-/// Prefix of the detail of an auth-service failure (`access.rs`).
-const AUTH_SERVICE_DETAIL: &str = "auth-service";
 
 pub struct ToolMetrics {
     registry: Registry,
@@ -70,8 +68,10 @@ impl ToolMetrics {
             pool_stats,
             registry,
         };
-        for dependency in ["auth_service", "database"] {
-            metrics.dependency_errors.with_label_values(&[dependency]);
+        for dependency in [Dependency::AuthService, Dependency::Database] {
+            metrics
+                .dependency_errors
+                .with_label_values(&[dependency.as_str()]);
         }
         Ok(metrics)
     }
@@ -102,17 +102,12 @@ pub fn mcp_call(tool: Option<&'static str>, outcome: &str, took: Duration) {
     });
 }
 
-/// Counts a dependency failure from its (never exported) detail.
-pub fn dependency_failed(detail: &str) {
-    let dependency = if detail.starts_with(AUTH_SERVICE_DETAIL) {
-        "auth_service"
-    } else {
-        "database"
-    };
+/// Counts a failure of `dependency`.
+pub fn dependency_failed(dependency: Dependency) {
     let _ = CURRENT.try_with(|metrics| {
         metrics
             .dependency_errors
-            .with_label_values(&[dependency])
+            .with_label_values(&[dependency.as_str()])
             .inc();
     });
 }
@@ -230,8 +225,8 @@ mod tests {
         CURRENT
             .scope(metrics.clone(), async {
                 mcp_call(None, "MCP_INVALID_ARGUMENTS", Duration::ZERO);
-                dependency_failed("auth-service: Unavailable");
-                dependency_failed("pool timed out while waiting for an open connection");
+                dependency_failed(Dependency::AuthService);
+                dependency_failed(Dependency::Database);
             })
             .await;
         let text = metrics.render();

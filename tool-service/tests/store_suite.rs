@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use chataigne_common::demo;
 use chataigne_tools::domain::{
-    DomainError, OrderFilter, OrderStatus, PageAfter, PageRequest, TenantScope,
+    Dependency, DomainError, OrderFilter, OrderStatus, PageAfter, PageRequest, TenantScope,
 };
 use chataigne_tools::store::seed::{DataSet, OrderRow, SeedSpec};
 use chataigne_tools::store::{OrderRecord, Owner, PgStore, SqliteStore, Store, StoreOptions};
@@ -719,7 +719,10 @@ async fn postgres_down_fails_fast() {
     };
     let started = std::time::Instant::now();
     let result = PgStore::connect("postgres://postgres@127.0.0.1:1/none", &options).await;
-    assert!(matches!(result, Err(DomainError::Dependency(_))));
+    assert!(matches!(
+        result,
+        Err(DomainError::Dependency(Dependency::Database, _))
+    ));
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
 }
 

@@ -32,9 +32,9 @@ pub enum DomainError {
     /// (forward transitions only); nothing was written.
     #[error("order status transition not allowed")]
     OrderStatusPrecondition { from: String, to: String },
-    /// A dependency (auth-service, database) failed or timed out.
-    #[error("dependency unavailable: {0}")]
-    Dependency(String),
+    /// A dependency failed or timed out; the detail is for logs only.
+    #[error("{0} unavailable: {1}")]
+    Dependency(Dependency, String),
     /// The database statement ran past its deadline.
     #[error("deadline exceeded")]
     DeadlineExceeded,
@@ -55,6 +55,28 @@ pub enum DomainError {
     Internal(String),
 }
 
+/// What a tool call depends on, as named in logs and metric labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dependency {
+    AuthService,
+    Database,
+}
+
+impl Dependency {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dependency::AuthService => "auth_service",
+            Dependency::Database => "database",
+        }
+    }
+}
+
+impl std::fmt::Display for Dependency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl DomainError {
     pub fn invalid(field: &str, description: impl Into<String>) -> Self {
         DomainError::InvalidArguments(vec![FieldViolation {
@@ -68,7 +90,7 @@ impl From<sqlx::Error> for DomainError {
     fn from(error: sqlx::Error) -> Self {
         match &error {
             sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => {
-                DomainError::Dependency(error.to_string())
+                DomainError::Dependency(Dependency::Database, error.to_string())
             }
             sqlx::Error::Database(db) if db.code().as_deref() == Some("57014") => {
                 // Postgres query_canceled: the statement timeout fired.

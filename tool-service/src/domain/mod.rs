@@ -25,7 +25,7 @@ pub use conversation::{
 };
 pub use customer::{Customer, CustomerFilter, like_pattern, mask_email, mask_phone};
 pub use discount::{Discount, DiscountKind, DiscountStatus, in_force, percent_display};
-pub use error::DomainError;
+pub use error::{Dependency, DomainError};
 pub use integration::{Integration, IntegrationHealth, IntegrationKind};
 pub use location_status::{IntakeStatus, LocationStatus, PauseReason, StatusChange};
 pub use money::Money;

@@ -54,9 +54,9 @@ pub fn to_status(error: DomainError, kind: ToolKind) -> Status {
                 ],
             )
         }
-        DomainError::Dependency(detail) => {
-            crate::metrics::dependency_failed(&detail);
-            tracing::warn!(%detail, "dependency failure");
+        DomainError::Dependency(dependency, detail) => {
+            crate::metrics::dependency_failed(dependency);
+            tracing::warn!(dependency = dependency.as_str(), %detail, "dependency failure");
             ErrorCode::DependencyUnavailable.status()
         }
         DomainError::DeadlineExceeded => match kind {

@@ -10,7 +10,7 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
 use super::sql::impl_store;
 use super::{BoxedRead, StoreOptions};
-use crate::domain::DomainError;
+use crate::domain::{Dependency, DomainError};
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
@@ -35,8 +35,18 @@ impl PgStore {
             .connect_with(connect);
         let pool = tokio::time::timeout(options.connect_timeout, pool)
             .await
-            .map_err(|_| DomainError::Dependency("PostgreSQL connection timed out".to_owned()))?
-            .map_err(|error| DomainError::Dependency(format!("PostgreSQL unreachable: {error}")))?;
+            .map_err(|_| {
+                DomainError::Dependency(
+                    Dependency::Database,
+                    "PostgreSQL connection timed out".to_owned(),
+                )
+            })?
+            .map_err(|error| {
+                DomainError::Dependency(
+                    Dependency::Database,
+                    format!("PostgreSQL unreachable: {error}"),
+                )
+            })?;
         Ok(PgStore { pool })
     }
 

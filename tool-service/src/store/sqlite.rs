@@ -14,7 +14,7 @@ use sqlx::sqlite::{
 
 use super::sql::impl_store;
 use super::{BoxedRead, StoreOptions};
-use crate::domain::DomainError;
+use crate::domain::{Dependency, DomainError};
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
@@ -52,7 +52,12 @@ impl SqliteStore {
             .acquire_timeout(options.connect_timeout)
             .connect_with(connect)
             .await
-            .map_err(|error| DomainError::Dependency(format!("SQLite open failed: {error}")))?;
+            .map_err(|error| {
+                DomainError::Dependency(
+                    Dependency::Database,
+                    format!("SQLite open failed: {error}"),
+                )
+            })?;
         Ok(SqliteStore {
             pool,
             statement_timeout: options.statement_timeout,

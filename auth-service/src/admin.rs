@@ -150,6 +150,7 @@ impl AuthApp {
                 exp,
                 iat,
                 jti: uuid::Uuid::new_v4().simple().to_string(),
+                grants: None,
             },
         )?;
         Ok(IssuedToken {

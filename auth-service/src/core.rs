@@ -5,6 +5,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use chataigne_common::grants::{self, Grants, Membership, Refusal, TenantAccess};
+
 use crate::error::{AuthError, AuthFailure};
 use crate::key_encryption::KeyProtection;
 use crate::model::{Access, Authenticated, LiveState, Principal, now_ms};
@@ -125,6 +127,7 @@ impl Core {
         let state = self.store.live_state(&claims.sid).await?;
         require_kind(state.as_ref(), false)?;
         let principal = live::evaluate(state.as_ref(), &claims, now)?;
+        let grants = self.live_grants(&principal).await?;
         let iat = now / 1000;
         let exp = (iat + self.assertion_ttl_secs).min(claims.exp);
         let assertion = self.tokens.sign(
@@ -139,6 +142,7 @@ impl Core {
                 exp,
                 iat,
                 jti: uuid::Uuid::new_v4().simple().to_string(),
+                grants,
             },
         )?;
         Ok(Authenticated {
@@ -170,12 +174,47 @@ impl Core {
         };
         require_kind(state.as_ref(), service)?;
         let principal = live::evaluate(state.as_ref(), &claims, now)?;
-        require_scope(&principal, permission)?;
-        if principal.platform_admin || granted {
-            Ok(principal)
-        } else {
-            Err(AuthError::Forbidden)
+        grants::decide(
+            principal.has_scope(permission),
+            principal.platform_admin,
+            granted,
+            permission,
+        )
+        .map_err(refused)?;
+        Ok(principal)
+    }
+
+    /// The principal's current memberships with the permissions each grants
+    /// (role permissions ∩ effective scopes), read live for its assertion;
+    /// `None` above [`grants::MAX_MEMBERSHIPS`].
+    async fn live_grants(&self, principal: &Principal) -> Result<Option<Grants>, AuthError> {
+        let mut memberships: Vec<Membership> = Vec::new();
+        // Rows come ordered by membership: consecutive rows of one membership
+        // are merged.
+        for (grant, permission) in self.store.memberships(&principal.user_id).await? {
+            if !principal.has_scope(&permission) {
+                continue;
+            }
+            match memberships.last_mut() {
+                Some(last)
+                    if last.organization_id == grant.organization_id
+                        && last.location_id == grant.location_id =>
+                {
+                    if !last.permissions.contains(&permission) {
+                        last.permissions.push(permission);
+                    }
+                }
+                _ => memberships.push(Membership {
+                    organization_id: grant.organization_id,
+                    location_id: grant.location_id,
+                    permissions: vec![permission],
+                }),
+            }
+            if memberships.len() > grants::MAX_MEMBERSHIPS {
+                return Ok(None);
+            }
         }
+        Ok(Grants::bounded(principal.platform_admin, memberships))
     }
 
     /// The tenants on which the principal currently holds `permission`.
@@ -190,28 +229,24 @@ impl Core {
         require_kind(state.as_ref(), service)?;
         let principal = live::evaluate(state.as_ref(), &claims, now)?;
         require_scope(&principal, permission)?;
-        if principal.platform_admin {
-            return Ok(Access {
-                principal,
-                all_tenants: true,
-                organization_ids: Vec::new(),
-                location_ids: Vec::new(),
-            });
-        }
-        let mut organization_ids = Vec::new();
-        let mut location_ids = Vec::new();
-        for grant in self.store.grants(&principal.user_id, permission).await? {
-            let (ids, id) = match grant.location_id {
-                None => (&mut organization_ids, grant.organization_id),
-                Some(location_id) => (&mut location_ids, location_id),
-            };
-            if !ids.contains(&id) {
-                ids.push(id);
-            }
-        }
+        let found = if principal.platform_admin {
+            Vec::new()
+        } else {
+            self.store.grants(&principal.user_id, permission).await?
+        };
+        let TenantAccess {
+            all_tenants,
+            organization_ids,
+            location_ids,
+        } = TenantAccess::from_memberships(
+            principal.platform_admin,
+            found
+                .iter()
+                .map(|g| (g.organization_id.as_str(), g.location_id.as_deref())),
+        );
         Ok(Access {
             principal,
-            all_tenants: false,
+            all_tenants,
             organization_ids,
             location_ids,
         })
@@ -262,8 +297,13 @@ fn require_scope(principal: &Principal, permission: &str) -> Result<(), AuthErro
     if principal.has_scope(permission) {
         Ok(())
     } else {
-        Err(AuthError::ScopeRequired {
-            scope: permission.to_owned(),
-        })
+        Err(refused(Refusal::ScopeRequired(permission.to_owned())))
+    }
+}
+
+fn refused(refusal: Refusal) -> AuthError {
+    match refusal {
+        Refusal::ScopeRequired(scope) => AuthError::ScopeRequired { scope },
+        Refusal::Forbidden => AuthError::Forbidden,
     }
 }

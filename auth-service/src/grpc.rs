@@ -203,6 +203,18 @@ impl AuthService for AuthGrpc {
             location_ids: access.location_ids,
         }))
     }
+
+    async fn assertion_keys(
+        &self,
+        _request: Request<pb::AssertionKeysRequest>,
+    ) -> Result<Response<pb::AssertionKeysResponse>, Status> {
+        // Public keys only: no caller credential is needed.
+        let tokens = self.core.tokens();
+        Ok(Response::new(pb::AssertionKeysResponse {
+            issuer: tokens.issuer().to_owned(),
+            jwks: tokens.keys().jwks().to_string(),
+        }))
+    }
 }
 
 /// A missing or oversized token is an invalid token, not a malformed request.

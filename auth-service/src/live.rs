@@ -76,6 +76,7 @@ mod tests {
             exp: 0,
             iat: 0,
             jti: "j".into(),
+            grants: None,
         }
     }
 

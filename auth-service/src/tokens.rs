@@ -50,6 +50,11 @@ pub struct Claims {
     pub exp: i64,
     pub iat: i64,
     pub jti: String,
+    /// Principal assertions only: the principal's live grants when they were
+    /// signed, absent when they exceed the bound (the tool-service then asks
+    /// `Authorize` / `ResolveAccess`). Never set on access tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grants: Option<chataigne_common::grants::Grants>,
 }
 
 /// Signs and verifies tokens with this process's keys for one issuer. The key
@@ -209,6 +214,7 @@ mod tests {
             exp: now() + exp_in,
             iat: now(),
             jti: "j".into(),
+            grants: None,
         }
     }
 

@@ -5,6 +5,7 @@
 pub mod codes;
 pub mod config;
 pub mod demo;
+pub mod grants;
 pub mod grpc_health;
 pub mod metrics;
 pub mod scopes;

@@ -1,7 +1,8 @@
 //! Helpers for tests that drive a running service from outside: the embedded
 //! binary started as a user starts it, a child process killed if the test
-//! fails, polling until a condition holds, a raw `tools/call` with a bound,
-//! and whether a listener still accepts connections.
+//! fails, polling until a condition holds, a raw `tools/call` with a bound
+//! (also one left in flight, then checked once what it waits on is
+//! released), and whether a listener still accepts connections.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -99,6 +100,48 @@ pub async fn post_tool_call(
         .expect("the call is answered");
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// A call in flight: its status and body, and when it was answered.
+pub type InFlight = tokio::task::JoinHandle<((u16, Value), Instant)>;
+
+/// Starts [`post_tool_call`] in a task of its own, recording when it is
+/// answered.
+pub fn spawn_tool_call(
+    mcp_url: &str,
+    token: &str,
+    name: &str,
+    arguments: Value,
+    limit: Duration,
+) -> InFlight {
+    let (mcp_url, token, name) = (mcp_url.to_owned(), token.to_owned(), name.to_owned());
+    tokio::spawn(async move {
+        let answer = post_tool_call(&mcp_url, &token, &name, arguments, limit).await;
+        (answer, Instant::now())
+    })
+}
+
+/// Runs `release` (which frees what `in_flight` waits on), then waits at most
+/// `limit` for the call: it must be answered only after the release, with
+/// HTTP 200 and a normal (not failed) result. Returns its body.
+pub async fn answered_after_release(
+    release: impl std::future::Future<Output = ()>,
+    in_flight: InFlight,
+    limit: Duration,
+) -> Value {
+    let released = Instant::now();
+    release.await;
+    let ((status, body), answered) = tokio::time::timeout(limit, in_flight)
+        .await
+        .expect("the in-flight call finishes")
+        .expect("call task");
+    assert!(
+        answered >= released,
+        "answered only once the lock was released"
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_ne!(body["result"]["isError"], true, "a normal result: {body}");
+    body
 }
 
 /// Whether a new TCP connection to `url`'s authority is refused.

@@ -130,6 +130,27 @@ pub fn error_code(result: &serde_json::Value) -> Option<String> {
     })
 }
 
+/// Calls `attempt` while it answers `MCP_OPERATION_IN_PROGRESS`, up to 20
+/// times 250 ms apart; the first successful result, `None` when every
+/// attempt was in progress. Panics on any other error.
+pub async fn retry_while_in_progress<F, Fut>(mut attempt: F) -> Option<serde_json::Value>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = serde_json::Value>,
+{
+    for _ in 0..20 {
+        let result = attempt().await;
+        match error_code(&result).as_deref() {
+            None => return Some(result),
+            Some("MCP_OPERATION_IN_PROGRESS") => {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Some(other) => panic!("unexpected {other}: {result}"),
+        }
+    }
+    None
+}
+
 /// `meta.replayed` of a successful result.
 pub fn replayed(result: &serde_json::Value) -> bool {
     result["structuredContent"]["meta"]["replayed"] == true

@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use chataigne_tests::demo::{LOC_PARIS, ORG_BISTRO, USER_MANAGER};
-use chataigne_tests::stores::{error_code, replayed};
+use chataigne_tests::stores::{error_code, replayed, retry_while_in_progress};
 use chataigne_tests::{Backend, Sandbox};
 use secrecy::ExposeSecret;
 use serde_json::json;
@@ -199,27 +199,15 @@ async fn slow_write_is_outcome_unknown_at_its_deadline_cancelled_and_done_once_o
     assert_eq!(count().await, before, "the abandoned write left nothing");
 
     // The outcome was unknown to the caller: it retries with the same key.
-    let mut retried = None;
-    for _ in 0..20 {
-        let result = sandbox
-            .call_tool(
-                &token,
-                "chataigne_conversation_message_send",
-                arguments.clone(),
-            )
-            .await;
-        match error_code(&result).as_deref() {
-            None => {
-                retried = Some(result);
-                break;
-            }
-            Some("MCP_OPERATION_IN_PROGRESS") => {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
-            Some(other) => panic!("unexpected {other}: {result}"),
-        }
-    }
-    let retried = retried.expect("the retry goes through");
+    let retried = retry_while_in_progress(|| {
+        sandbox.call_tool(
+            &token,
+            "chataigne_conversation_message_send",
+            arguments.clone(),
+        )
+    })
+    .await
+    .expect("the retry goes through");
     assert!(!replayed(&retried), "{retried}");
     let again = sandbox
         .call_tool(&token, "chataigne_conversation_message_send", arguments)

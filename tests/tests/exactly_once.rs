@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use chataigne_tests::demo::{ORG_BISTRO, USER_ADMIN, USER_MANAGER};
 use chataigne_tests::stores::{
-    call_at, delete_keys, error_code, extra_gateway, prefix, replayed, sandbox_on_redis, scalar,
+    call_at, delete_keys, error_code, extra_gateway, prefix, replayed, retry_while_in_progress,
+    sandbox_on_redis,
 };
 use chataigne_tests::{Backend, Sandbox};
 use serde_json::{Value, json};
@@ -30,49 +31,36 @@ enum Db {
     Sqlite(String),
 }
 
-impl Db {
-    async fn count(&self, sql: &'static str, bind: &str) -> i64 {
-        match self {
-            Db::Postgres(url) => scalar(url, sql, bind).await,
+/// The single value `sql` selects on `db` with `bind`, over a pool opened for
+/// the query (either database's driver).
+macro_rules! query_one {
+    ($db:expr, $sql:expr, $bind:expr) => {
+        match $db {
+            Db::Postgres(url) => {
+                let pool = sqlx::PgPool::connect(url).await.expect("tools database");
+                let value = sqlx::query_scalar($sql).bind($bind).fetch_one(&pool).await;
+                pool.close().await;
+                value
+            }
             Db::Sqlite(url) => {
                 let pool = sqlx::SqlitePool::connect(url)
                     .await
                     .expect("tools database");
-                let value: i64 = sqlx::query_scalar(sql)
-                    .bind(bind.to_owned())
-                    .fetch_one(&pool)
-                    .await
-                    .expect("scalar query");
+                let value = sqlx::query_scalar($sql).bind($bind).fetch_one(&pool).await;
                 pool.close().await;
                 value
             }
         }
+    };
+}
+
+impl Db {
+    async fn count(&self, sql: &'static str, bind: &str) -> i64 {
+        query_one!(self, sql, bind.to_owned()).expect("scalar query")
     }
 
     async fn first_conversation(&self, organization_id: &str) -> String {
-        let id = match self {
-            Db::Postgres(url) => {
-                let pool = sqlx::PgPool::connect(url).await.expect("tools database");
-                let id = sqlx::query_scalar(FIRST_CONVERSATION)
-                    .bind(organization_id)
-                    .fetch_one(&pool)
-                    .await;
-                pool.close().await;
-                id
-            }
-            Db::Sqlite(url) => {
-                let pool = sqlx::SqlitePool::connect(url)
-                    .await
-                    .expect("tools database");
-                let id = sqlx::query_scalar(FIRST_CONVERSATION)
-                    .bind(organization_id)
-                    .fetch_one(&pool)
-                    .await;
-                pool.close().await;
-                id
-            }
-        };
-        id.expect("a seeded conversation")
+        query_one!(self, FIRST_CONVERSATION, organization_id).expect("a seeded conversation")
     }
 
     async fn staff_messages(&self, conversation: &str) -> i64 {
@@ -129,6 +117,15 @@ impl Bench {
             redis_prefix,
             stops: Mutex::default(),
         })
+    }
+
+    /// The first Bistro conversation, a manager's token and the conversation's
+    /// staff messages before the test writes.
+    async fn scene(&self) -> (String, String, i64) {
+        let conversation = self.db.first_conversation(ORG_BISTRO).await;
+        let token = self.sandbox.token(USER_MANAGER).await;
+        let before = self.db.staff_messages(&conversation).await;
+        (conversation, token, before)
     }
 
     fn keep(&self, stop: CancellationToken) {
@@ -216,14 +213,28 @@ fn in_progress_is_retryable(result: &Value) {
     assert_eq!(error["retryable"], true, "{error}");
 }
 
+/// The PostgreSQL test and the embedded (SQLite) test of `scenario`, on
+/// multi-threaded runtimes of `workers` threads.
+macro_rules! on_both_backends {
+    ($scenario:ident, $workers:tt: $postgres:ident, $embedded:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = $workers)]
+        async fn $postgres() {
+            $scenario(Backend::Postgres).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = $workers)]
+        async fn $embedded() {
+            $scenario(Backend::Sqlite).await;
+        }
+    };
+}
+
 async fn concurrent_duplicates(backend: Backend) {
     let Some(bench) = Bench::start(backend, |_| {}).await else {
         return;
     };
     let (sandbox, db) = (&bench.sandbox, &bench.db);
-    let conversation = db.first_conversation(ORG_BISTRO).await;
-    let token = sandbox.token(USER_MANAGER).await;
-    let before = db.staff_messages(&conversation).await;
+    let (conversation, token, before) = bench.scene().await;
     let replica = bench.replica().await;
     let urls = [sandbox.mcp_url.clone(), replica.clone()];
     let args = json!({"conversation_id": conversation, "text": "Votre commande arrive dans 10 minutes.",
@@ -264,24 +275,18 @@ async fn concurrent_duplicates(backend: Backend) {
     bench.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_duplicates_make_exactly_one_effect_and_replay() {
-    concurrent_duplicates(Backend::Postgres).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn embedded_concurrent_duplicates_make_exactly_one_effect_and_replay() {
-    concurrent_duplicates(Backend::Sqlite).await;
-}
+on_both_backends!(
+    concurrent_duplicates, 4:
+    concurrent_duplicates_make_exactly_one_effect_and_replay,
+    embedded_concurrent_duplicates_make_exactly_one_effect_and_replay
+);
 
 async fn lost_cache_and_mismatch(backend: Backend) {
     let Some(bench) = Bench::start(backend, |_| {}).await else {
         return;
     };
     let (sandbox, db) = (&bench.sandbox, &bench.db);
-    let conversation = db.first_conversation(ORG_BISTRO).await;
-    let token = sandbox.token(USER_MANAGER).await;
-    let before = db.staff_messages(&conversation).await;
+    let (conversation, token, before) = bench.scene().await;
     let args = json!({"conversation_id": conversation, "text": "Merci pour votre visite !",
                       "idempotency_key": "crash-key-0002-bbbb"});
     let first = call(&sandbox.mcp_url, &token, SEND, args.clone()).await;
@@ -360,15 +365,11 @@ async fn lost_cache_and_mismatch(backend: Backend) {
     bench.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lost_cache_entry_replays_from_the_database_and_mismatches_stay_refused() {
-    lost_cache_and_mismatch(Backend::Postgres).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn embedded_replays_after_a_gateway_crash_and_mismatches_stay_refused() {
-    lost_cache_and_mismatch(Backend::Sqlite).await;
-}
+on_both_backends!(
+    lost_cache_and_mismatch, 2:
+    a_lost_cache_entry_replays_from_the_database_and_mismatches_stay_refused,
+    embedded_replays_after_a_gateway_crash_and_mismatches_stay_refused
+);
 
 /// Another connection's transaction holding the lock the first write needs:
 /// on PostgreSQL an `ACCESS EXCLUSIVE` lock on the messages table (the first
@@ -421,9 +422,7 @@ async fn duplicate_of_a_running_write(backend: Backend) {
         return;
     };
     let (sandbox, db) = (&bench.sandbox, &bench.db);
-    let conversation = db.first_conversation(ORG_BISTRO).await;
-    let token = sandbox.token(USER_MANAGER).await;
-    let before = db.staff_messages(&conversation).await;
+    let (conversation, token, before) = bench.scene().await;
     // A second gateway: its duplicate reaches the tool-service while the first runs.
     let (other_gateway, stop) = extra_gateway(&sandbox.stack, |_| {}).await;
     bench.keep(stop);
@@ -466,15 +465,11 @@ async fn duplicate_of_a_running_write(backend: Backend) {
     bench.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_duplicate_of_a_running_write_is_in_progress_then_replays() {
-    duplicate_of_a_running_write(Backend::Postgres).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn embedded_duplicate_of_a_running_write_is_in_progress_then_replays() {
-    duplicate_of_a_running_write(Backend::Sqlite).await;
-}
+on_both_backends!(
+    duplicate_of_a_running_write, 2:
+    a_duplicate_of_a_running_write_is_in_progress_then_replays,
+    embedded_duplicate_of_a_running_write_is_in_progress_then_replays
+);
 
 async fn creations_once(backend: Backend) {
     let Some(bench) = Bench::start(backend, |_| {}).await else {
@@ -593,15 +588,11 @@ async fn creations_once(backend: Backend) {
     bench.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn platform_admins_create_organizations_and_locations_once() {
-    creations_once(Backend::Postgres).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn embedded_platform_admins_create_organizations_and_locations_once() {
-    creations_once(Backend::Sqlite).await;
-}
+on_both_backends!(
+    creations_once, 2:
+    platform_admins_create_organizations_and_locations_once,
+    embedded_platform_admins_create_organizations_and_locations_once
+);
 
 /// Embedded mode: a write that cannot take SQLite's write lock before its
 /// deadline is answered `MCP_OUTCOME_UNKNOWN` in time; the abandoned attempt
@@ -621,9 +612,7 @@ async fn embedded_write_past_its_deadline_is_unknown_then_happens_once() {
     let Db::Sqlite(url) = db else {
         unreachable!("an embedded bench")
     };
-    let conversation = db.first_conversation(ORG_BISTRO).await;
-    let token = sandbox.token(USER_MANAGER).await;
-    let before = db.staff_messages(&conversation).await;
+    let (conversation, token, before) = bench.scene().await;
     let args = json!({"conversation_id": conversation, "text": "Votre commande part à l'instant.",
                       "idempotency_key": "late-key-0008-hhhh"});
 
@@ -653,21 +642,9 @@ async fn embedded_write_past_its_deadline_is_unknown_then_happens_once() {
     pool.close().await;
     assert_eq!(db.staff_messages(&conversation).await, before);
 
-    let mut retried = None;
-    for _ in 0..20 {
-        let result = call(&sandbox.mcp_url, &token, SEND, args.clone()).await;
-        match error_code(&result).as_deref() {
-            None => {
-                retried = Some(result);
-                break;
-            }
-            Some("MCP_OPERATION_IN_PROGRESS") => {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
-            Some(other) => panic!("unexpected {other}: {result}"),
-        }
-    }
-    let retried = retried.expect("the retry goes through once the lock is free");
+    let retried = retry_while_in_progress(|| call(&sandbox.mcp_url, &token, SEND, args.clone()))
+        .await
+        .expect("the retry goes through once the lock is free");
     assert!(
         !replayed(&retried),
         "the first attempt left no record: {retried}"
@@ -704,9 +681,7 @@ async fn embedded_keys_replay_until_they_expire() {
         return;
     };
     let (sandbox, db) = (&bench.sandbox, &bench.db);
-    let conversation = db.first_conversation(ORG_BISTRO).await;
-    let token = sandbox.token(USER_MANAGER).await;
-    let before = db.staff_messages(&conversation).await;
+    let (conversation, token, before) = bench.scene().await;
     let args = json!({"conversation_id": conversation, "text": "À demain !",
                       "idempotency_key": "ttl-key-0010-jjjj"});
     let first = call(&sandbox.mcp_url, &token, SEND, args.clone()).await;

@@ -6,7 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use chataigne_tests::process::{eventually, post_tool_call, refuses_connections};
+use chataigne_tests::process::{
+    answered_after_release, eventually, post_tool_call, refuses_connections, spawn_tool_call,
+};
 use chataigne_tests::{Backend, Sandbox, demo};
 use secrecy::ExposeSecret;
 use serde_json::{Value, json};
@@ -50,19 +52,13 @@ async fn an_in_flight_call_finishes_while_the_stack_shuts_down() {
         .execute(&mut locker)
         .await
         .expect("lock taken");
-    let in_flight = tokio::spawn({
-        let (mcp_url, token) = (mcp_url.clone(), token.clone());
-        async move {
-            let answer = call(
-                &mcp_url,
-                &token,
-                "chataigne_orders_list",
-                json!({"location_id": demo::LOC_PARIS, "limit": 2}),
-            )
-            .await;
-            (answer, Instant::now())
-        }
-    });
+    let in_flight = spawn_tool_call(
+        &mcp_url,
+        &token,
+        "chataigne_orders_list",
+        json!({"location_id": demo::LOC_PARIS, "limit": 2}),
+        GENEROUS,
+    );
     // The call is in flight for real: its query waits on the lock.
     let watcher = sqlx::PgPool::connect(&tools_url)
         .await
@@ -90,25 +86,15 @@ async fn an_in_flight_call_finishes_while_the_stack_shuts_down() {
     .await;
     assert!(!in_flight.is_finished(), "the call still waits on the lock");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let released = Instant::now();
-    sqlx::raw_sql("ROLLBACK")
-        .execute(&mut locker)
-        .await
-        .expect("lock released");
-
-    let ((status, body), answered) = tokio::time::timeout(GENEROUS, in_flight)
-        .await
-        .expect("the in-flight call finishes")
-        .expect("call task");
-    assert!(
-        answered >= released,
-        "answered only once the lock was released"
-    );
-    assert_eq!(status, 200, "{body}");
-    let result = &body["result"];
-    assert_ne!(result["isError"], true, "a normal result: {body}");
+    let release = async {
+        sqlx::raw_sql("ROLLBACK")
+            .execute(&mut locker)
+            .await
+            .expect("lock released");
+    };
+    let body = answered_after_release(release, in_flight, GENEROUS).await;
     assert_eq!(
-        result["structuredContent"]["data"]["orders"]
+        body["result"]["structuredContent"]["data"]["orders"]
             .as_array()
             .map(Vec::len),
         Some(2),

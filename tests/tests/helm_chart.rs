@@ -891,117 +891,73 @@ fn assert_fails(report: &Report, stage: &str, message: &str) {
     );
 }
 
-#[test]
-fn invalid_combinations_fail_to_render() {
-    let Some(python) = python() else { return };
-
+/// Values that must not render, set over the test values: the `--set-json`
+/// expressions, the stage that refuses them and what the refusal says.
+const INVALID: &[(&[&str], &str, &str)] = &[
     // Both an Ingress and in-pod TLS.
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &[r#"gateway.tls={"enabled":true,"secretName":"mcp-tls"}"#],
-    );
-    assert_fails(
-        &report,
         "render",
         "exactly one way of exposing the gateway on 443",
-    );
-
+    ),
     // In-pod TLS without a certificate secret.
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &["ingress.enabled=false", r#"gateway.tls={"enabled":true}"#],
-    );
-    assert_fails(
-        &report,
         "render",
         "gateway.tls.enabled needs gateway.tls.secretName",
-    );
-
+    ),
     // HPA minReplicas above maxReplicas.
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &[r#"toolService.autoscaling={"minReplicas":5,"maxReplicas":3}"#],
-    );
-    assert_fails(
-        &report,
         "render",
         "toolService.autoscaling.minReplicas (5) must not exceed maxReplicas (3)",
-    );
-
+    ),
     // A PDB that would block every eviction (HPA off, minAvailable = replicas).
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &[
             r#"authService.autoscaling={"enabled":false}"#,
             "authService.replicas=2",
             r#"authService.pdb={"minAvailable":2}"#,
         ],
-    );
-    assert_fails(
-        &report,
         "render",
         "authService.pdb.minAvailable (2) must be lower than the replica count (2",
-    );
-
+    ),
     // A missing secret reference.
-    let report = check(&python, &[TEST_VALUES], &[r#"secrets.redisUrl.name="""#]);
-    assert_fails(&report, "render", "secrets.redisUrl.name");
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
+        &[r#"secrets.redisUrl.name="""#],
+        "render",
+        "secrets.redisUrl.name",
+    ),
+    (
         &[r#"secrets.signingKeyEncryptionKey.name="""#],
-    );
-    assert_fails(&report, "render", "secrets.signingKeyEncryptionKey.name");
-
+        "render",
+        "secrets.signingKeyEncryptionKey.name",
+    ),
     // The authorization server published on a path of its host: its
     // endpoints live at the root.
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &[r#"authorizationServer="https://auth.example.com/oauth""#],
-    );
-    assert_fails(
-        &report,
         "render",
         "oauthRoute.enabled needs authorizationServer as https://<host>",
-    );
-
+    ),
     // Its own host but no certificate for it.
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &[r#"oauthRoute.ingress.tls.secretName="""#],
-    );
-    assert_fails(
-        &report,
         "render",
         "oauthRoute.ingress.tls.secretName is required",
-    );
-
+    ),
     // On the MCP host with a gateway path that swallows its paths.
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &[
             r#"authorizationServer="https://mcp.example.com""#,
             r#"ingress.paths=["/mcp/", "/.well-known/"]"#,
         ],
-    );
-    assert_fails(
-        &report,
         "render",
         "overlaps the gateway's path /.well-known/ on the shared host mcp.example.com",
-    );
-
+    ),
     // An HTTPRoute for the gateway without hostnames matches every host,
     // the authorization server's too.
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &[
             "ingress.enabled=false",
             "httpRoute.enabled=true",
@@ -1009,59 +965,47 @@ fn invalid_combinations_fail_to_render() {
             "httpRoute.hostnames=[]",
             r#"httpRoute.paths=["/"]"#,
         ],
-    );
-    assert_fails(
-        &report,
         "render",
         "overlaps the gateway's path / on the shared host auth.example.com",
-    );
-
+    ),
     // On the MCP host while the gateway's LoadBalancer owns that name.
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &[
             "ingress.enabled=false",
             r#"gateway.tls={"enabled":true,"secretName":"mcp-tls"}"#,
             r#"authorizationServer="https://mcp.example.com""#,
         ],
-    );
-    assert_fails(
-        &report,
         "render",
         "the authorization server needs a host of its own",
-    );
-
+    ),
     // A ServiceMonitor that would miss the backends.
-    let report = check(&python, &[TEST_VALUES], &["serviceMonitor.enabled=true"]);
-    assert_fails(
-        &report,
+    (
+        &["serviceMonitor.enabled=true"],
         "render",
         "serviceMonitor.enabled scrapes all three services: set authService.metrics.enabled",
-    );
-
+    ),
     // A metrics port on top of the service's gRPC port.
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &[r#"toolService.metrics={"enabled":true,"port":50052}"#],
-    );
-    assert_fails(
-        &report,
         "render",
         "toolService.metrics.port (50052) must differ",
-    );
-
+    ),
     // A value of the wrong type is refused by values.schema.json (lint
     // applies the schema first; so do install, upgrade and template).
-    let report = check(&python, &[TEST_VALUES], &[r#"gateway.replicas="two""#]);
-    assert_fails(&report, "lint", "/gateway/replicas");
-
+    (&[r#"gateway.replicas="two""#], "lint", "/gateway/replicas"),
     // A CIDR that is not one.
-    let report = check(
-        &python,
-        &[TEST_VALUES],
+    (
         &[r#"gateway.allowedCidrs=["not-a-cidr"]"#],
-    );
-    assert_fails(&report, "lint", "/gateway/allowedCidrs/0");
+        "lint",
+        "/gateway/allowedCidrs/0",
+    ),
+];
+
+#[test]
+fn invalid_combinations_fail_to_render() {
+    let Some(python) = python() else { return };
+    for (set_json, stage, message) in INVALID {
+        let report = check(&python, &[TEST_VALUES], set_json);
+        assert_fails(&report, stage, message);
+    }
 }

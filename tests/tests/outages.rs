@@ -314,13 +314,16 @@ async fn tool_service_stopped_then_restarted(backend: Backend) {
         .expect("token for the google endpoint")
         .access_token;
     let read = json!({});
-    let (status, body) = call_at(
-        &google_url,
-        &google_token,
-        "chataigne_organizations_list",
-        read.clone(),
-    )
-    .await;
+    // A read on the google endpoint.
+    let google_read = || {
+        call_at(
+            &google_url,
+            &google_token,
+            "chataigne_organizations_list",
+            read.clone(),
+        )
+    };
+    let (status, body) = google_read().await;
     assert_eq!(status, 200, "{body}");
     assert!(
         body["result"].is_object(),
@@ -387,13 +390,7 @@ async fn tool_service_stopped_then_restarted(backend: Backend) {
             Some("MCP_DEPENDENCY_UNAVAILABLE"),
             "a write that never reached the tool-service is known not done: {body}"
         );
-        let (status, body) = call_at(
-            &google_url,
-            &google_token,
-            "chataigne_organizations_list",
-            read.clone(),
-        )
-        .await;
+        let (status, body) = google_read().await;
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["error"]["code"], -32502, "google profile: {body}");
         assert!(
@@ -409,13 +406,7 @@ async fn tool_service_stopped_then_restarted(backend: Backend) {
         .expect("the tool-service starts again on its address");
     // The same gateway recovers by itself, on both endpoints.
     until_ok(&url, &token, "chataigne_organizations_list", read.clone()).await;
-    let (status, body) = call_at(
-        &google_url,
-        &google_token,
-        "chataigne_organizations_list",
-        read,
-    )
-    .await;
+    let (status, body) = google_read().await;
     assert_eq!(status, 200, "{body}");
     assert!(
         body["result"].is_object(),

@@ -116,6 +116,17 @@ impl Client<'_> {
         (status, body)
     }
 
+    /// `tools/list` with JSON-RPC id `id`.
+    async fn list(&self, secrets: &mut Secrets, token: &str, id: u32) -> (u16, Value) {
+        self.mcp(
+            secrets,
+            token,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}),
+            None,
+        )
+        .await
+    }
+
     async fn call(
         &self,
         secrets: &mut Secrets,
@@ -340,17 +351,8 @@ impl Browser {
         } else {
             format!("{}{path}", self.base)
         };
-        let response = self
-            .http
-            .get(url)
-            .header("cookie", self.cookie_header())
-            .send()
-            .await
-            .expect("auth-service reachable");
-        self.keep(&response);
-        let status = response.status().as_u16();
-        let location = location(&response);
-        (status, location, response.text().await.unwrap_or_default())
+        let request = self.http.get(url);
+        self.send(request).await
     }
 
     async fn post(
@@ -358,11 +360,15 @@ impl Browser {
         path: &str,
         form: &[(String, String)],
     ) -> (u16, Option<String>, String) {
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
+        let request = self.http.post(format!("{}{path}", self.base)).form(form);
+        self.send(request).await
+    }
+
+    /// Sends `request` with the cookies kept so far, keeps the ones it sets;
+    /// returns status, `Location` and body.
+    async fn send(&mut self, request: reqwest::RequestBuilder) -> (u16, Option<String>, String) {
+        let response = request
             .header("cookie", self.cookie_header())
-            .form(form)
             .send()
             .await
             .expect("auth-service reachable");
@@ -524,6 +530,41 @@ async fn authorization_code(
     (code, verifier)
 }
 
+/// POSTs the demo client's authorization-code grant of `code` and
+/// `verifier` to the token endpoint, naming `resource` if given.
+async fn redeem_code(
+    sandbox: &Sandbox,
+    code: &str,
+    verifier: &str,
+    resource: Option<&str>,
+) -> (u16, Value) {
+    let mut form = vec![
+        ("grant_type", "authorization_code"),
+        ("code", code),
+        ("redirect_uri", REDIRECT),
+        ("code_verifier", verifier),
+        ("client_id", demo::DEMO_CLIENT_ID),
+    ];
+    form.extend(resource.map(|resource| ("resource", resource)));
+    post_form(sandbox, "/token", &form, None).await
+}
+
+/// POSTs the demo client's refresh grant of `token` to the token endpoint.
+async fn redeem_refresh(sandbox: &Sandbox, token: &str) -> (u16, Value) {
+    let form = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", token),
+        ("client_id", demo::DEMO_CLIENT_ID),
+    ];
+    post_form(sandbox, "/token", &form, None).await
+}
+
+/// POSTs `token` to the revocation endpoint as the demo client; the status.
+async fn revoke(sandbox: &Sandbox, token: &str) -> u16 {
+    let form = [("token", token), ("client_id", demo::DEMO_CLIENT_ID)];
+    post_form(sandbox, "/revoke", &form, None).await.0
+}
+
 /// Exchanges a code; returns (access token, refresh token).
 async fn exchange(
     sandbox: &Sandbox,
@@ -531,20 +572,7 @@ async fn exchange(
     code: &str,
     verifier: &str,
 ) -> (String, String) {
-    let (status, body) = post_form(
-        sandbox,
-        "/token",
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", code),
-            ("redirect_uri", REDIRECT),
-            ("code_verifier", verifier),
-            ("client_id", demo::DEMO_CLIENT_ID),
-            ("resource", &sandbox.mcp_url),
-        ],
-        None,
-    )
-    .await;
+    let (status, body) = redeem_code(sandbox, code, verifier, Some(&sandbox.mcp_url)).await;
     assert_eq!(status, 200, "{body}");
     let access = body["access_token"]
         .as_str()
@@ -615,14 +643,7 @@ async fn no_canary_reaches_logs_spans_or_metrics() {
     secrets.issued("manager token", &manager);
 
     // Every tool, realistic then hostile.
-    let (status, listed) = client
-        .mcp(
-            &mut secrets,
-            &admin,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
-            None,
-        )
-        .await;
+    let (status, listed) = client.list(&mut secrets, &admin, 1).await;
     assert_eq!(status, 200, "{listed}");
     let mut tools: Vec<Value> = listed["result"]["tools"].as_array().expect("tools").clone();
     assert!(tools.len() >= 20, "every tool is listed: {}", tools.len());
@@ -714,14 +735,7 @@ async fn no_canary_reaches_logs_spans_or_metrics() {
         } else {
             bad
         };
-        let (status, _) = client
-            .mcp(
-                &mut secrets,
-                &bad,
-                json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
-                None,
-            )
-            .await;
+        let (status, _) = client.list(&mut secrets, &bad, 4).await;
         assert_eq!(status, 401);
     }
 
@@ -745,33 +759,12 @@ async fn no_canary_reaches_logs_spans_or_metrics() {
         .await;
     assert_eq!(status, 200, "{body}");
     // Code replay: refused, and the session it led to ends.
-    let (status, _) = post_form(
-        &sandbox,
-        "/token",
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", REDIRECT),
-            ("code_verifier", &verifier),
-            ("client_id", demo::DEMO_CLIENT_ID),
-        ],
-        None,
-    )
-    .await;
+    let (status, _) = redeem_code(&sandbox, &code, &verifier, None).await;
     assert_eq!(status, 400);
     // A second grant: refresh, then reuse of the spent refresh token.
     let (code, verifier) = authorization_code(&sandbox, &mut secrets, staff_email, &password).await;
     let (_, refresh2) = exchange(&sandbox, &mut secrets, &code, &verifier).await;
-    let refresh_form = |token: &str| {
-        vec![
-            ("grant_type", "refresh_token".to_owned()),
-            ("refresh_token", token.to_owned()),
-            ("client_id", demo::DEMO_CLIENT_ID.to_owned()),
-        ]
-    };
-    let form = refresh_form(&refresh2);
-    let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let (status, rotated) = post_form(&sandbox, "/token", &pairs, None).await;
+    let (status, rotated) = redeem_refresh(&sandbox, &refresh2).await;
     assert_eq!(status, 200, "{rotated}");
     secrets.issued(
         "rotated access token",
@@ -781,7 +774,7 @@ async fn no_canary_reaches_logs_spans_or_metrics() {
         "rotated refresh token",
         rotated["refresh_token"].as_str().expect("refresh"),
     );
-    let (status, reused) = post_form(&sandbox, "/token", &pairs, None).await;
+    let (status, reused) = redeem_refresh(&sandbox, &refresh2).await;
     assert_eq!(
         (status, reused["error"].as_str()),
         (400, Some("invalid_grant"))
@@ -796,26 +789,9 @@ async fn no_canary_reaches_logs_spans_or_metrics() {
         .await;
     assert_eq!(status, 401, "reuse revoked the family");
     // Revocation of the first grant's refresh token, and of a canary.
-    let (status, _) = post_form(
-        &sandbox,
-        "/revoke",
-        &[("token", &refresh), ("client_id", demo::DEMO_CLIENT_ID)],
-        None,
-    )
-    .await;
-    assert_eq!(status, 200);
+    assert_eq!(revoke(&sandbox, &refresh).await, 200);
     let revoked_canary = secrets.canary("revoked unknown token");
-    let (status, _) = post_form(
-        &sandbox,
-        "/revoke",
-        &[
-            ("token", &revoked_canary),
-            ("client_id", demo::DEMO_CLIENT_ID),
-        ],
-        None,
-    )
-    .await;
-    assert_eq!(status, 200);
+    assert_eq!(revoke(&sandbox, &revoked_canary).await, 200);
     // Unknown codes and refresh tokens.
     let bad_code = secrets.canary("unknown code");
     let bad_verifier = format!(
@@ -823,24 +799,10 @@ async fn no_canary_reaches_logs_spans_or_metrics() {
         secrets.canary("verifier of an unknown code"),
         "x".repeat(10)
     );
-    let (status, _) = post_form(
-        &sandbox,
-        "/token",
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &bad_code),
-            ("redirect_uri", REDIRECT),
-            ("code_verifier", &bad_verifier),
-            ("client_id", demo::DEMO_CLIENT_ID),
-        ],
-        None,
-    )
-    .await;
+    let (status, _) = redeem_code(&sandbox, &bad_code, &bad_verifier, None).await;
     assert_eq!(status, 400);
     let bad_refresh = secrets.canary("unknown refresh token");
-    let form = refresh_form(&bad_refresh);
-    let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let (status, _) = post_form(&sandbox, "/token", &pairs, None).await;
+    let (status, _) = redeem_refresh(&sandbox, &bad_refresh).await;
     assert_eq!(status, 400);
 
     // Client credentials: a real secret, and a canary secret.

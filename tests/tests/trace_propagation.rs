@@ -132,9 +132,22 @@ async fn one_tool_call_is_one_trace_across_the_three_services() {
         .filter(|span| service_of(span).as_deref() == Some("tool-service"))
         .map(|span| span.span_context.span_id())
         .collect();
+    let from_tools: Vec<String> = auth
+        .iter()
+        .filter(|span| tool_spans.contains(&span.parent_span_id))
+        .map(|span| rpc_of(span))
+        .collect();
+    // The assertion carries the grants read by Authenticate: the tool-service
+    // decides locally, and its only call to the auth-service is the first
+    // fetch of the keys that verify assertions.
     assert!(
-        auth.iter()
-            .any(|span| tool_spans.contains(&span.parent_span_id)),
-        "the tool-service's call to the auth-service is in the trace: {described:#?}"
+        from_tools.iter().any(|rpc| rpc.ends_with("/AssertionKeys")),
+        "the tool-service's key fetch is in the trace: {described:#?}"
+    );
+    assert!(
+        !from_tools
+            .iter()
+            .any(|rpc| rpc.ends_with("/Authorize") || rpc.ends_with("/ResolveAccess")),
+        "no Authorize / ResolveAccess hop for a user's call: {described:#?}"
     );
 }

@@ -1,16 +1,26 @@
-//! Who may act on what: the tool-service asks the auth-service, presenting the
-//! caller's principal assertion, after resolving the target's real owner from
-//! its own store. `Access` is the port the tools use; `AuthServiceAccess` is its
-//! gRPC adapter.
+//! Who may act on what, once the tool has resolved the target's real owner
+//! from its own store. When the caller's principal assertion carries the live
+//! grants read by `Authenticate` in the same request, the assertion is verified
+//! here (the auth-service's public keys, cached) and the decision is taken
+//! locally by the shared rules of `chataigne_common::grants`; otherwise
+//! (service-account tokens, assertions without grants, anything that does not
+//! verify here) the auth-service is asked, presenting the credential.
+//! `Access` is the port the tools use; `AuthServiceAccess` is its adapter.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use chataigne_common::ErrorCode;
 use chataigne_common::codes::decode_status;
+use chataigne_common::grants::{Grants, Refusal};
 use chataigne_proto::auth::v1::{
-    AuthorizeRequest, ResolveAccessRequest, auth_service_client::AuthServiceClient,
+    AssertionKeysRequest, AuthorizeRequest, ResolveAccessRequest,
+    auth_service_client::AuthServiceClient,
 };
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::domain::{Dependency, DomainError, TenantScope};
@@ -50,10 +60,133 @@ pub trait Access: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<(Principal, TenantScope), DomainError>> + Send;
 }
 
-/// [`Access`] backed by the auth-service's gRPC API, over one shared channel.
+/// Audience of principal assertions.
+const ASSERTION_AUDIENCE: &str = "chataigne-internal";
+/// `typ` of principal assertions.
+const ASSERTION_TYP: &str = "principal+jwt";
+/// Clock skew tolerated on `exp` and `iat` (as the auth-service).
+const LEEWAY_SECS: u64 = 5;
+/// Least time between two key fetches triggered by an unknown `kid`.
+const KEY_FETCH_INTERVAL: Duration = Duration::from_millis(500);
+
+/// [`Access`] backed by the auth-service: local decisions on assertions
+/// carrying grants, its gRPC API otherwise, over one shared channel.
 #[derive(Clone)]
 pub struct AuthServiceAccess {
     client: AuthServiceClient<Channel>,
+    keys: Arc<AssertionKeys>,
+}
+
+/// The auth-service's assertion verification keys, fetched on first use and
+/// again (throttled) when an assertion names an unknown `kid`.
+#[derive(Default)]
+struct AssertionKeys {
+    ring: RwLock<Option<Arc<KeyRing>>>,
+    last_fetch: Mutex<Option<Instant>>,
+}
+
+/// One fetched key set.
+struct KeyRing {
+    validation: Validation,
+    keys: HashMap<String, DecodingKey>,
+}
+
+impl KeyRing {
+    /// Parses the issuer and JWK Set answered by `AssertionKeys`.
+    fn parse(issuer: &str, jwks: &str) -> Result<KeyRing, String> {
+        let set: jsonwebtoken::jwk::JwkSet =
+            serde_json::from_str(jwks).map_err(|e| format!("unreadable key set: {e}"))?;
+        let mut keys = HashMap::new();
+        for jwk in &set.keys {
+            if let Some(kid) = &jwk.common.key_id
+                && let Ok(key) = DecodingKey::from_jwk(jwk)
+            {
+                keys.insert(kid.clone(), key);
+            }
+        }
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.leeway = LEEWAY_SECS;
+        validation.validate_exp = true;
+        validation.validate_nbf = false;
+        validation.set_issuer(&[issuer]);
+        validation.set_audience(&[ASSERTION_AUDIENCE]);
+        validation.set_required_spec_claims(&["exp", "iat", "iss", "aud", "sub"]);
+        Ok(KeyRing { validation, keys })
+    }
+
+    /// Verifies a principal assertion (typ, algorithm, key, signature, `iss`,
+    /// `aud`, `exp`, `iat`) and returns its grants, or `None` when it does not
+    /// verify here or carries none: the auth-service then decides, with its
+    /// own exact refusal.
+    fn verify(&self, token: &str, now_secs: i64) -> Option<Verified> {
+        let header = jsonwebtoken::decode_header(token).ok()?;
+        if header.alg != Algorithm::ES256 || !header.typ.as_deref().is_some_and(is_assertion_typ) {
+            return None;
+        }
+        let key = self.keys.get(header.kid.as_deref()?)?;
+        let claims = jsonwebtoken::decode::<AssertionClaims>(token, key, &self.validation)
+            .ok()?
+            .claims;
+        let leeway = i64::try_from(LEEWAY_SECS).unwrap_or(0);
+        if claims.iat > now_secs + leeway || claims.sid.is_empty() || claims.client_id.is_empty() {
+            return None;
+        }
+        Some(Verified {
+            principal: Principal {
+                user_id: claims.sub,
+                client_id: claims.client_id,
+            },
+            scopes: claims.scope,
+            grants: claims.grants?,
+        })
+    }
+}
+
+fn is_assertion_typ(typ: &str) -> bool {
+    typ.strip_prefix("application/")
+        .unwrap_or(typ)
+        .eq_ignore_ascii_case(ASSERTION_TYP)
+}
+
+/// The claims of a principal assertion that a local decision reads.
+#[derive(Deserialize)]
+struct AssertionClaims {
+    sub: String,
+    client_id: String,
+    /// Effective scopes, space-separated.
+    scope: String,
+    sid: String,
+    iat: i64,
+    #[serde(default)]
+    grants: Option<Grants>,
+}
+
+/// A verified assertion carrying grants.
+struct Verified {
+    principal: Principal,
+    scopes: String,
+    grants: Grants,
+}
+
+impl Verified {
+    fn scopes(&self) -> impl Iterator<Item = &str> {
+        self.scopes.split_ascii_whitespace()
+    }
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Maps a local refusal onto the domain error, as [`refusal`] maps the
+/// auth-service's.
+fn refused(refusal: Refusal) -> DomainError {
+    match refusal {
+        Refusal::ScopeRequired(scope) => DomainError::ScopeRequired(scope),
+        Refusal::Forbidden => DomainError::Forbidden,
+    }
 }
 
 impl AuthServiceAccess {
@@ -67,7 +200,67 @@ impl AuthServiceAccess {
             .connect_lazy();
         Ok(AuthServiceAccess {
             client: AuthServiceClient::new(channel),
+            keys: Arc::default(),
         })
+    }
+
+    /// The credential verified here when it is a principal assertion carrying
+    /// grants; `None` sends the check to the auth-service.
+    async fn local(&self, credential: &Credential) -> Option<Verified> {
+        let token = credential.0.as_str();
+        let header = jsonwebtoken::decode_header(token).ok()?;
+        if !header.typ.as_deref().is_some_and(is_assertion_typ) {
+            // Service-account tokens: always the auth-service.
+            return None;
+        }
+        let kid = header.kid?;
+        let ring = match self.ring() {
+            Some(ring) if ring.keys.contains_key(&kid) => ring,
+            _ => self.fetch_keys().await?,
+        };
+        ring.verify(token, now_secs())
+    }
+
+    fn ring(&self) -> Option<Arc<KeyRing>> {
+        match self.keys.ring.read() {
+            Ok(ring) => ring.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Fetches the key set again, at most every [`KEY_FETCH_INTERVAL`]; a
+    /// failure leaves the decision to the auth-service.
+    async fn fetch_keys(&self) -> Option<Arc<KeyRing>> {
+        {
+            let mut last = self.keys.last_fetch.lock().ok()?;
+            if last.is_some_and(|at| at.elapsed() < KEY_FETCH_INTERVAL) {
+                return self.ring();
+            }
+            *last = Some(Instant::now());
+        }
+        let mut request = tonic::Request::new(AssertionKeysRequest {});
+        chataigne_common::trace_context::inject(request.metadata_mut());
+        let answer = match self.client.clone().assertion_keys(request).await {
+            Ok(answer) => answer.into_inner(),
+            Err(status) => {
+                tracing::warn!(code = %status.code(), "fetching the assertion keys failed");
+                return None;
+            }
+        };
+        match KeyRing::parse(&answer.issuer, &answer.jwks) {
+            Ok(ring) => {
+                let ring = Arc::new(ring);
+                match self.keys.ring.write() {
+                    Ok(mut slot) => *slot = Some(ring.clone()),
+                    Err(poisoned) => *poisoned.into_inner() = Some(ring.clone()),
+                }
+                Some(ring)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the assertion keys are unreadable");
+                None
+            }
+        }
     }
 }
 
@@ -78,6 +271,18 @@ impl Access for AuthServiceAccess {
         permission: &str,
         owner: &Owner,
     ) -> Result<Principal, DomainError> {
+        if let Some(verified) = self.local(credential).await {
+            verified
+                .grants
+                .authorize(
+                    verified.scopes(),
+                    permission,
+                    &owner.organization_id,
+                    owner.location_id.as_deref(),
+                )
+                .map_err(refused)?;
+            return Ok(verified.principal);
+        }
         let mut request = tonic::Request::new(AuthorizeRequest {
             assertion: credential.0.clone(),
             permission: permission.to_owned(),
@@ -100,6 +305,18 @@ impl Access for AuthServiceAccess {
         credential: &Credential,
         permission: &str,
     ) -> Result<(Principal, TenantScope), DomainError> {
+        if let Some(verified) = self.local(credential).await {
+            let access = verified
+                .grants
+                .resolve(verified.scopes(), permission)
+                .map_err(refused)?;
+            let scope = TenantScope {
+                all_tenants: access.all_tenants,
+                organization_ids: access.organization_ids,
+                location_ids: access.location_ids,
+            };
+            return Ok((verified.principal, scope));
+        }
         let response = self
             .client
             .clone()
@@ -148,5 +365,192 @@ fn refusal(status: tonic::Status) -> DomainError {
             DomainError::Dependency(Dependency::AuthService, status.code().to_string())
         }
         _ => DomainError::Internal(format!("auth-service: {}", status.code())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chataigne_common::grants::Membership;
+    use jsonwebtoken::{EncodingKey, Header};
+    use serde_json::{Value, json};
+
+    /// A P-256 test key (PKCS#8) and the coordinates of its public key.
+    const TEST_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgy9YlekD80Amym3E8
+UPSfCv3u6YNxXKGYFkDGrQKoHW+hRANCAASNYAx1aUiRX0dOJMw8gu8hiBgWqrDh
+3wE7SwEz6/SFHQLkVIIOOSuSgxHORuMM8K1LprR7WoEd139WlSHL7ImH
+-----END PRIVATE KEY-----
+";
+    const X: &str = "jWAMdWlIkV9HTiTMPILvIYgYFqqw4d8BO0sBM-v0hR0";
+    const Y: &str = "AuRUgg45K5KDEc5G4wzwrUumtHtagR3Xf1aVIcvsiYc";
+    const ISSUER: &str = "https://auth.example";
+
+    fn ring() -> KeyRing {
+        let jwks = json!({"keys": [{
+            "kty": "EC", "crv": "P-256", "x": X, "y": Y,
+            "kid": "k1", "alg": "ES256", "use": "sig",
+        }]});
+        KeyRing::parse(ISSUER, &jwks.to_string()).unwrap()
+    }
+
+    fn grants() -> Grants {
+        Grants {
+            platform_admin: false,
+            memberships: vec![Membership {
+                organization_id: "org_a".into(),
+                location_id: None,
+                permissions: vec!["orders.read".into()],
+            }],
+        }
+    }
+
+    fn claims(grants: Option<&Grants>) -> Value {
+        let now = now_secs();
+        let mut claims = json!({
+            "iss": ISSUER, "sub": "usr_1", "aud": ASSERTION_AUDIENCE,
+            "client_id": "client", "scope": "orders.read orders.write",
+            "sid": "ses_1", "exp": now + 60, "iat": now, "jti": "j",
+        });
+        if let Some(grants) = grants {
+            claims["grants"] = serde_json::to_value(grants).unwrap();
+        }
+        claims
+    }
+
+    fn sign(typ: &str, kid: &str, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.typ = Some(typ.into());
+        header.kid = Some(kid.into());
+        let key = EncodingKey::from_ec_pem(TEST_KEY.as_bytes()).unwrap();
+        jsonwebtoken::encode(&header, claims, &key).unwrap()
+    }
+
+    #[test]
+    fn an_assertion_carrying_grants_verifies_here() {
+        let token = sign(ASSERTION_TYP, "k1", &claims(Some(&grants())));
+        let verified = ring().verify(&token, now_secs()).unwrap();
+        assert_eq!(verified.principal.user_id, "usr_1");
+        assert_eq!(verified.principal.client_id, "client");
+        assert_eq!(verified.grants, grants());
+        assert_eq!(
+            verified.scopes().collect::<Vec<_>>(),
+            ["orders.read", "orders.write"]
+        );
+    }
+
+    #[test]
+    fn anything_else_is_left_to_the_auth_service() {
+        let ring = ring();
+        let now = now_secs();
+        // No grants (over the bound): fallback.
+        assert!(
+            ring.verify(&sign(ASSERTION_TYP, "k1", &claims(None)), now)
+                .is_none()
+        );
+        // A service-account (access) token.
+        assert!(
+            ring.verify(&sign("at+jwt", "k1", &claims(Some(&grants()))), now)
+                .is_none()
+        );
+        // Unknown key.
+        assert!(
+            ring.verify(&sign(ASSERTION_TYP, "k2", &claims(Some(&grants()))), now)
+                .is_none()
+        );
+        // Other issuer, other audience, expired.
+        for (field, value) in [
+            ("iss", json!("https://evil.example")),
+            ("aud", json!("https://mcp.example")),
+            ("exp", json!(now - 60)),
+        ] {
+            let mut claims = claims(Some(&grants()));
+            claims[field] = value;
+            assert!(
+                ring.verify(&sign(ASSERTION_TYP, "k1", &claims), now)
+                    .is_none(),
+                "{field}"
+            );
+        }
+        // Tampered payload (signature no longer matches).
+        let token = sign(ASSERTION_TYP, "k1", &claims(Some(&grants())));
+        let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
+        let mut forged = grants();
+        forged.platform_admin = true;
+        let mut payload = claims(Some(&forged));
+        payload["sub"] = json!("usr_1");
+        parts[1] = base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            payload.to_string(),
+        );
+        assert!(ring.verify(&parts.join("."), now).is_none());
+    }
+
+    fn offline_access() -> AuthServiceAccess {
+        // Nothing listens there: any remote call fails as a dependency error.
+        let access = AuthServiceAccess::connect("http://127.0.0.1:9").unwrap();
+        *access.keys.ring.write().unwrap() = Some(Arc::new(ring()));
+        access
+    }
+
+    fn owner(organization_id: &str, location_id: Option<&str>) -> Owner {
+        Owner {
+            organization_id: organization_id.into(),
+            location_id: location_id.map(Into::into),
+        }
+    }
+
+    #[tokio::test]
+    async fn grants_are_decided_locally_without_calling_the_auth_service() {
+        let access = offline_access();
+        let credential = Credential(sign(ASSERTION_TYP, "k1", &claims(Some(&grants()))));
+        let principal = access
+            .authorize(&credential, "orders.read", &owner("org_a", Some("loc_a1")))
+            .await
+            .unwrap();
+        assert_eq!(principal.user_id, "usr_1");
+        assert!(matches!(
+            access
+                .authorize(&credential, "orders.read", &owner("org_b", None))
+                .await,
+            Err(DomainError::Forbidden)
+        ));
+        assert!(matches!(
+            access
+                .authorize(&credential, "orders.write", &owner("org_a", None))
+                .await,
+            Err(DomainError::Forbidden)
+        ));
+        assert!(matches!(
+            access
+                .authorize(&credential, "catalog.read", &owner("org_a", None))
+                .await,
+            Err(DomainError::ScopeRequired(scope)) if scope == "catalog.read"
+        ));
+        let (_, scope) = access.resolve(&credential, "orders.read").await.unwrap();
+        assert_eq!(
+            scope,
+            TenantScope {
+                all_tenants: false,
+                organization_ids: vec!["org_a".into()],
+                location_ids: Vec::new(),
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn without_grants_the_auth_service_is_asked() {
+        let access = offline_access();
+        let credential = Credential(sign(ASSERTION_TYP, "k1", &claims(None)));
+        assert!(matches!(
+            access
+                .authorize(&credential, "orders.read", &owner("org_a", None))
+                .await,
+            Err(DomainError::Dependency(Dependency::AuthService, _))
+        ));
+        assert!(matches!(
+            access.resolve(&credential, "orders.read").await,
+            Err(DomainError::Dependency(Dependency::AuthService, _))
+        ));
     }
 }

@@ -10,13 +10,9 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use chataigne_common::demo;
-use chataigne_tools::access::Credential;
-use chataigne_tools::cursor::CursorCodec;
-use chataigne_tools::store::seed::{DataSet, SeedSpec};
-use chataigne_tools::store::{SqliteStore, Store, StoreOptions};
-use chataigne_tools::tools::{CallContext, Tools};
+use chataigne_tools::store::seed::SeedSpec;
 use serde_json::json;
-use support::AllowAll;
+use support::{context, seeded_sqlite, tools};
 
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<u8>>>);
@@ -44,31 +40,16 @@ async fn transcript_queries_and_name_filters_are_not_logged() {
     // This binary holds this one test, so nothing else installs a subscriber.
     tracing::subscriber::set_global_default(subscriber).unwrap();
 
-    let store = SqliteStore::connect("sqlite::memory:", &StoreOptions::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    store
-        .load(&DataSet::generate(&SeedSpec {
-            now_ms: 1_749_929_400_000,
-            days: 2,
-            orders_per_location_per_day: 5,
-            extra_locations: 0,
-            seed: 3,
-        }))
-        .await
-        .unwrap();
-    let tools = Tools::new(
-        store,
-        AllowAll(demo::USER_MANAGER),
-        CursorCodec::new(vec![vec![7; 32]], 60_000),
-    )
-    .unwrap();
-    let ctx = CallContext {
-        credential: Credential("assertion".into()),
-        locale: "en",
+    let store = seeded_sqlite(&SeedSpec {
         now_ms: 1_749_929_400_000,
-    };
+        days: 2,
+        orders_per_location_per_day: 5,
+        extra_locations: 0,
+        seed: 3,
+    })
+    .await;
+    let tools = tools(store, demo::USER_MANAGER);
+    let ctx = context(1_749_929_400_000);
     const SECRET_QUERY: &str = "Qzx-allergy-secret-7731";
     const SECRET_NAME: &str = "Qzx-name-secret-4410";
     let calls = [

@@ -4,24 +4,12 @@
 //! PostgreSQL.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod support;
 
 use chataigne_tools::store::{PgStore, SqliteStore, StoreOptions};
 
-const BINARY: &str = env!("CARGO_BIN_EXE_chataigne-tool-service");
-
 fn run(url: &str, args: &[&str]) {
-    let output = Command::new(BINARY)
-        .args(args)
-        .env("CHATAIGNE_DATABASE__URL", url)
-        .env_remove("CHATAIGNE_CONFIG")
-        .output()
-        .expect("the binary runs");
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    support::run_binary(url, args);
 }
 
 /// (locations, orders not cancelled, rollup rows, orders counted by the rollup)

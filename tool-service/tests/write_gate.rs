@@ -14,11 +14,10 @@ use chataigne_common::ErrorCode;
 use chataigne_common::codes::decode_status;
 use chataigne_common::demo;
 use chataigne_proto::tools::v1 as pb;
-use chataigne_tools::cursor::CursorCodec;
-use chataigne_tools::store::seed::{DataSet, SeedSpec};
-use chataigne_tools::store::{OperatorFlagStore, SqliteStore, Store, StoreOptions};
-use chataigne_tools::tools::{ToolId, ToolKind, Tools};
-use support::AllowAll;
+use chataigne_tools::store::OperatorFlagStore;
+use chataigne_tools::store::seed::SeedSpec;
+use chataigne_tools::tools::{ToolId, ToolKind};
+use support::seeded_sqlite;
 use tonic::transport::Channel;
 
 fn request<T>(message: T) -> tonic::Request<T> {
@@ -164,23 +163,12 @@ async fn listed_writes_enabled(channel: &Channel) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_switch_gates_every_write_path() {
-    let store = SqliteStore::connect("sqlite::memory:", &StoreOptions::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    store
-        .load(&DataSet::generate(&SeedSpec {
-            days: 2,
-            ..SeedSpec::demo(chrono::Utc::now().timestamp_millis())
-        }))
-        .await
-        .unwrap();
-    let tools = Tools::new(
-        store.clone(),
-        AllowAll(demo::USER_ADMIN),
-        CursorCodec::new(vec![vec![7; 32]], 60_000),
-    )
-    .unwrap();
+    let store = seeded_sqlite(&SeedSpec {
+        days: 2,
+        ..SeedSpec::demo(chrono::Utc::now().timestamp_millis())
+    })
+    .await;
+    let tools = support::tools(store.clone(), demo::USER_ADMIN);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

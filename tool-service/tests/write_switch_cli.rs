@@ -7,36 +7,18 @@
 
 mod support;
 
-use std::process::Command;
-
 use chataigne_common::demo;
-use chataigne_tools::access::Credential;
-use chataigne_tools::cursor::CursorCodec;
 use chataigne_tools::domain::DomainError;
 use chataigne_tools::store::seed::{DataSet, SeedSpec};
 use chataigne_tools::store::{PgStore, SqliteStore, Store, StoreOptions, WritesSwitch};
-use chataigne_tools::tools::{CallContext, Tools};
 use serde_json::json;
-use support::AllowAll;
-
-const BINARY: &str = env!("CARGO_BIN_EXE_chataigne-tool-service");
+use support::{context, invoke, run_binary, tools};
 
 /// Runs the binary on `url`; returns its `writes:` line (logs go to the same
 /// stream as JSON lines).
 fn run(url: &str, args: &[&str]) -> String {
-    let output = Command::new(BINARY)
-        .args(args)
-        .env("CHATAIGNE_DATABASE__URL", url)
-        .env_remove("CHATAIGNE_CONFIG")
-        .output()
-        .expect("the binary runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    assert!(
-        output.status.success(),
-        "{args:?}: {}{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+    let output = run_binary(url, args);
+    String::from_utf8_lossy(&output.stdout)
         .lines()
         .find(|line| line.starts_with("writes: "))
         .unwrap_or_default()
@@ -46,17 +28,8 @@ fn run(url: &str, args: &[&str]) -> String {
 /// A write (pausing Paris) and a read through the catalogue, as the service
 /// runs them against `store`: (write refused by the switch, read succeeded).
 async fn write_and_read<S: Store>(store: S) -> (bool, bool) {
-    let tools = Tools::new(
-        store,
-        AllowAll(demo::USER_MANAGER),
-        CursorCodec::new(vec![vec![7; 32]], 60_000),
-    )
-    .unwrap();
-    let ctx = CallContext {
-        credential: Credential("assertion".into()),
-        locale: "en",
-        now_ms: chrono::Utc::now().timestamp_millis(),
-    };
+    let tools = tools(store, demo::USER_MANAGER);
+    let ctx = context(chrono::Utc::now().timestamp_millis());
     let current = tools
         .call(
             "chataigne_location_status_get",
@@ -147,12 +120,7 @@ async fn scenario<S: Store>(url: &str, store: S) {
     assert_eq!(run(url, &["writes", "status"]), line);
 
     // An over-long reason is refused and changes nothing.
-    let output = Command::new(BINARY)
-        .args(["writes", "disable", "--reason", &"x".repeat(501)])
-        .env("CHATAIGNE_DATABASE__URL", url)
-        .env_remove("CHATAIGNE_CONFIG")
-        .output()
-        .expect("the binary runs");
+    let output = invoke(url, &["writes", "disable", "--reason", &"x".repeat(501)]);
     assert!(!output.status.success());
     assert!(
         String::from_utf8_lossy(&output.stderr).contains("at most 500 characters"),
@@ -197,11 +165,6 @@ async fn writes_subcommands_on_postgres() {
 
 #[test]
 fn a_bad_subcommand_is_refused() {
-    let output = Command::new(BINARY)
-        .args(["writes", "pause"])
-        .env("CHATAIGNE_DATABASE__URL", "sqlite::memory:")
-        .env_remove("CHATAIGNE_CONFIG")
-        .output()
-        .expect("the binary runs");
+    let output = invoke("sqlite::memory:", &["writes", "pause"]);
     assert!(!output.status.success());
 }

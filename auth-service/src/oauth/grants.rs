@@ -345,6 +345,7 @@ impl OAuthServer {
             exp,
             iat,
             jti: uuid::Uuid::new_v4().simple().to_string(),
+            grants: None,
         };
         let state = self.core.store().live_state(session_id).await?;
         let principal = live::evaluate(state.as_ref(), &claims, now)

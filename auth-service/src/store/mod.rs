@@ -43,6 +43,17 @@ pub struct StoredKey {
     pub created_at_ms: i64,
 }
 
+impl From<(String, Vec<u8>, i64)> for StoredKey {
+    /// A `(kid, pkcs8, created_at)` row.
+    fn from((kid, material, created_at_ms): (String, Vec<u8>, i64)) -> StoredKey {
+        StoredKey {
+            kid,
+            material,
+            created_at_ms,
+        }
+    }
+}
+
 impl std::fmt::Debug for StoredKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StoredKey")
@@ -133,6 +144,11 @@ pub trait Store: OAuthStore + Send + Sync + 'static {
 
     /// Memberships of `user_id` whose role grants `permission`.
     fn grants<'a>(&'a self, user_id: &'a str, permission: &'a str) -> StoreFuture<'a, Vec<Grant>>;
+
+    /// Every current membership of `user_id` with each permission its role
+    /// grants, as `(membership, permission)`, ordered by organization,
+    /// location and permission.
+    fn memberships<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, Vec<(Grant, String)>>;
 
     /// Signing keys not retired, oldest first.
     fn active_signing_keys(&self) -> StoreFuture<'_, Vec<StoredKey>>;

@@ -39,6 +39,10 @@ pub(super) const GRANTS: &str = "SELECT m.organization_id, m.location_id FROM me
      JOIN role_permissions rp ON rp.role = m.role AND rp.permission = $2 \
      WHERE m.user_id = $1 ORDER BY m.organization_id, m.location_id";
 
+pub(super) const MEMBERSHIPS: &str = "SELECT m.organization_id, m.location_id, rp.permission FROM memberships m \
+     JOIN role_permissions rp ON rp.role = m.role \
+     WHERE m.user_id = $1 ORDER BY m.organization_id, m.location_id, rp.permission";
+
 pub(super) const ACTIVE_SIGNING_KEYS: &str = "SELECT kid, pkcs8, created_at FROM signing_keys \
      WHERE retired_at IS NULL ORDER BY created_at, kid";
 pub(super) const ALL_SIGNING_KEYS: &str =

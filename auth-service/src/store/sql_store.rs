@@ -74,6 +74,32 @@ macro_rules! impl_sql_store {
                 })
             }
 
+            fn memberships<'a>(
+                &'a self,
+                user_id: &'a str,
+            ) -> $crate::store::StoreFuture<'a, Vec<($crate::model::Grant, String)>> {
+                Box::pin(async move {
+                    let rows: Vec<(String, Option<String>, String)> =
+                        sqlx::query_as($crate::store::sql::MEMBERSHIPS)
+                            .bind(user_id)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(Self::db_error)?;
+                    Ok(rows
+                        .into_iter()
+                        .map(|(organization_id, location_id, permission)| {
+                            (
+                                $crate::model::Grant {
+                                    organization_id,
+                                    location_id,
+                                },
+                                permission,
+                            )
+                        })
+                        .collect())
+                })
+            }
+
             fn active_signing_keys(
                 &self,
             ) -> $crate::store::StoreFuture<'_, Vec<$crate::store::StoredKey>> {
@@ -83,14 +109,7 @@ macro_rules! impl_sql_store {
                             .fetch_all(&self.pool)
                             .await
                             .map_err(Self::db_error)?;
-                    Ok(rows
-                        .into_iter()
-                        .map(|(kid, material, created_at_ms)| $crate::store::StoredKey {
-                            kid,
-                            material,
-                            created_at_ms,
-                        })
-                        .collect())
+                    Ok(rows.into_iter().map(Into::into).collect())
                 })
             }
 
@@ -103,14 +122,7 @@ macro_rules! impl_sql_store {
                             .fetch_all(&self.pool)
                             .await
                             .map_err(Self::db_error)?;
-                    Ok(rows
-                        .into_iter()
-                        .map(|(kid, material, created_at_ms)| $crate::store::StoredKey {
-                            kid,
-                            material,
-                            created_at_ms,
-                        })
-                        .collect())
+                    Ok(rows.into_iter().map(Into::into).collect())
                 })
             }
 

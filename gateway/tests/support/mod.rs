@@ -110,6 +110,13 @@ impl AuthService for FakeAuth {
     ) -> Result<Response<ResolveAccessResponse>, Status> {
         Err(Status::unimplemented("not used by the gateway"))
     }
+
+    async fn assertion_keys(
+        &self,
+        _request: Request<chataigne_proto::auth::v1::AssertionKeysRequest>,
+    ) -> Result<Response<chataigne_proto::auth::v1::AssertionKeysResponse>, Status> {
+        Err(Status::unimplemented("not used by the gateway"))
+    }
 }
 
 // ---------------------------------------------------------------- fake tools

@@ -1,11 +1,76 @@
 //! Test support shared by the tool-service's integration tests: an access
 //! check that grants everything, for tests about something else than
-//! authorization (logs, the write switch).
+//! authorization (logs, the write switch); the catalogue over a store with
+//! it, a call context, a seeded in-memory SQLite store, and the operator
+//! subcommands of the real binary.
+// Each test binary uses only part of this module.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
 
 use chataigne_common::demo;
 use chataigne_tools::access::{Access, Credential, Principal};
+use chataigne_tools::cursor::CursorCodec;
 use chataigne_tools::domain::{DomainError, TenantScope};
-use chataigne_tools::store::Owner;
+use chataigne_tools::store::seed::{DataSet, SeedSpec};
+use chataigne_tools::store::{Owner, SqliteStore, Store, StoreOptions};
+use chataigne_tools::tools::{CallContext, Tools};
+
+/// The tool-service binary under test.
+const BINARY: &str = env!("CARGO_BIN_EXE_chataigne-tool-service");
+
+/// Runs the binary with `args` on the database at `url` (no configuration
+/// file); returns its output, whether it succeeded or not.
+pub fn invoke(url: &str, args: &[&str]) -> Output {
+    Command::new(BINARY)
+        .args(args)
+        .env("CHATAIGNE_DATABASE__URL", url)
+        .env_remove("CHATAIGNE_CONFIG")
+        .output()
+        .expect("the binary runs")
+}
+
+/// [`invoke`], panicking unless the binary succeeds.
+pub fn run_binary(url: &str, args: &[&str]) -> Output {
+    let output = invoke(url, args);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
+    );
+    output
+}
+
+/// The catalogue over `store`, every permission granted to `user`.
+pub fn tools<S: Store>(store: S, user: &'static str) -> Tools<S, AllowAll> {
+    Tools::new(
+        store,
+        AllowAll(user),
+        CursorCodec::new(vec![vec![7; 32]], 60_000),
+    )
+    .unwrap()
+}
+
+/// A call in English at `now_ms` (the credential is not checked by
+/// [`AllowAll`]).
+pub fn context(now_ms: i64) -> CallContext {
+    CallContext {
+        credential: Credential("assertion".into()),
+        locale: "en",
+        now_ms,
+    }
+}
+
+/// A migrated in-memory SQLite store loaded with the data set of `spec`.
+pub async fn seeded_sqlite(spec: &SeedSpec) -> SqliteStore {
+    let store = SqliteStore::connect("sqlite::memory:", &StoreOptions::default())
+        .await
+        .unwrap();
+    store.migrate().await.unwrap();
+    store.load(&DataSet::generate(spec)).await.unwrap();
+    store
+}
 
 /// Grants every permission on every tenant to the user it holds, through the
 /// demo client.

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{binding, fingerprint, page_request, paginate};
+use super::support::Pager;
 use super::venue_view;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
@@ -77,15 +77,8 @@ impl<S: Store, A: Access> Tools<S, A> {
         // The normalized text is what the cursor is bound to.
         let mut bound_input = input.clone();
         bound_input.text = name_contains.clone();
-        let filters = fingerprint(&bound_input);
-        let bound = binding(SPEC.name, &filters, &principal);
-        let page = page_request(
-            &self.cursors,
-            input.limit,
-            input.cursor.as_deref(),
-            bound,
-            ctx,
-        )?;
+        let pager = Pager::new(SPEC.name, &bound_input, &principal, &self.cursors, ctx);
+        let page = pager.request(input.limit, input.cursor.as_deref())?;
         // Availability in force at this call's time (a passed return time
         // counts as available).
         let filter = CatalogFilter {
@@ -96,17 +89,10 @@ impl<S: Store, A: Access> Tools<S, A> {
             now_ms: ctx.now_ms,
         };
         let records = self.store.list_catalog_items(&filter, &page).await?;
-        let (records, next_cursor) = paginate(
-            records,
-            &page,
-            |r| PageAfter {
-                key: r.name.clone(),
-                id: r.id.clone(),
-            },
-            &self.cursors,
-            bound,
-            ctx,
-        );
+        let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
+            key: r.name.clone(),
+            id: r.id.clone(),
+        });
         let items = records
             .into_iter()
             .map(|r| venue_view::catalog_item(r, ctx.now_ms, ctx.locale))

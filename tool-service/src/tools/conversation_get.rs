@@ -6,10 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::customer_view::{conversation, message};
-use super::support::{binding, fingerprint, paginate};
+use super::support::Pager;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{ConversationSummary, DomainError, PageAfter, PageRequest, TranscriptMessage};
+use crate::domain::{ConversationSummary, DomainError, PageAfter, TranscriptMessage};
 use crate::store::Store;
 
 /// Messages per call by default and at most (seed 001).
@@ -73,22 +73,13 @@ impl<S: Store, A: Access> Tools<S, A> {
             .access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
-        let limit = input.limit.unwrap_or(DEFAULT_MESSAGES);
-        if !(1..=MAX_MESSAGES).contains(&limit) {
-            return Err(DomainError::invalid(
-                "limit",
-                format!("must be between 1 and {MAX_MESSAGES}"),
-            ));
-        }
-        let filters = fingerprint(&input);
-        let bound = binding(SPEC.name, &filters, &principal);
-        let after = match input.cursor.as_deref() {
-            Some(cursor) if !cursor.is_empty() => {
-                Some(self.cursors.decode(cursor, bound, ctx.now_ms)?)
-            }
-            _ => None,
-        };
-        let page = PageRequest { limit, after };
+        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let page = pager.request_within(
+            input.limit,
+            input.cursor.as_deref(),
+            DEFAULT_MESSAGES,
+            MAX_MESSAGES,
+        )?;
         let record = self
             .store
             .get_conversation(&input.conversation_id)
@@ -99,17 +90,10 @@ impl<S: Store, A: Access> Tools<S, A> {
             .store
             .list_messages(&input.conversation_id, &page)
             .await?;
-        let (records, next_cursor) = paginate(
-            records,
-            &page,
-            |r| PageAfter {
-                key: r.created_at_ms.to_string(),
-                id: r.id.clone(),
-            },
-            &self.cursors,
-            bound,
-            ctx,
-        );
+        let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
+            key: r.created_at_ms.to_string(),
+            id: r.id.clone(),
+        });
         let conversation = conversation(record)?;
         let messages = records
             .into_iter()

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::customer_view::conversation;
-use super::support::{binding, fingerprint, page_request, paginate};
+use super::support::Pager;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
@@ -109,27 +109,13 @@ impl<S: Store, A: Access> Tools<S, A> {
             channel: input.channel,
             body_pattern: input.query.as_deref().map(like_pattern),
         };
-        let filters = fingerprint(&input);
-        let bound = binding(SPEC.name, &filters, &principal);
-        let page = page_request(
-            &self.cursors,
-            input.limit,
-            input.cursor.as_deref(),
-            bound,
-            ctx,
-        )?;
+        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let page = pager.request(input.limit, input.cursor.as_deref())?;
         let records = self.store.list_conversations(&filter, &page).await?;
-        let (records, next_cursor) = paginate(
-            records,
-            &page,
-            |r| PageAfter {
-                key: r.last_message_at_ms.to_string(),
-                id: r.id.clone(),
-            },
-            &self.cursors,
-            bound,
-            ctx,
-        );
+        let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
+            key: r.last_message_at_ms.to_string(),
+            id: r.id.clone(),
+        });
         let conversations = records
             .into_iter()
             .map(conversation)

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::customer_view::customer;
-use super::support::{binding, fingerprint, page_request, paginate};
+use super::support::Pager;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Customer, CustomerFilter, DomainError, PageAfter, like_pattern};
@@ -109,27 +109,13 @@ impl<S: Store, A: Access> Tools<S, A> {
             location_id: input.location_id.clone(),
             name_pattern: input.name_query.as_deref().map(like_pattern),
         };
-        let filters = fingerprint(&input);
-        let bound = binding(SPEC.name, &filters, &principal);
-        let page = page_request(
-            &self.cursors,
-            input.limit,
-            input.cursor.as_deref(),
-            bound,
-            ctx,
-        )?;
+        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let page = pager.request(input.limit, input.cursor.as_deref())?;
         let records = self.store.list_customers(&filter, &page).await?;
-        let (records, next_cursor) = paginate(
-            records,
-            &page,
-            |r| PageAfter {
-                key: r.display_name.clone(),
-                id: r.id.clone(),
-            },
-            &self.cursors,
-            bound,
-            ctx,
-        );
+        let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
+            key: r.display_name.clone(),
+            id: r.id.clone(),
+        });
         let customers: Vec<Customer> = records.into_iter().map(customer).collect();
         let mut text = match (ctx.locale, customers.len()) {
             ("fr", 0) => "Aucun client ne correspond.".to_owned(),

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{binding, fingerprint, page_request, paginate};
+use super::support::Pager;
 use super::venue_view;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
@@ -67,27 +67,13 @@ impl<S: Store, A: Access> Tools<S, A> {
             .get_location(&input.location_id)
             .await?
             .ok_or(DomainError::NotFound)?;
-        let filters = fingerprint(&input);
-        let bound = binding(SPEC.name, &filters, &principal);
-        let page = page_request(
-            &self.cursors,
-            input.limit,
-            input.cursor.as_deref(),
-            bound,
-            ctx,
-        )?;
+        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let page = pager.request(input.limit, input.cursor.as_deref())?;
         let records = self.store.list_integrations(&owner, &page).await?;
-        let (records, next_cursor) = paginate(
-            records,
-            &page,
-            |r| PageAfter {
-                key: r.name.clone(),
-                id: r.id.clone(),
-            },
-            &self.cursors,
-            bound,
-            ctx,
-        );
+        let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
+            key: r.name.clone(),
+            id: r.id.clone(),
+        });
         let integrations = records
             .into_iter()
             .map(|r| venue_view::integration(r, &location.timezone, ctx.locale))

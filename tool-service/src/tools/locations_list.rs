@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{binding, fingerprint, page_request, paginate};
+use super::support::Pager;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Location, PageAfter};
@@ -77,15 +77,8 @@ impl<S: Store, A: Access> Tools<S, A> {
                 DomainError::Forbidden
             });
         }
-        let filters = fingerprint(&input);
-        let bound = binding(SPEC.name, &filters, &principal);
-        let page = page_request(
-            &self.cursors,
-            input.limit,
-            input.cursor.as_deref(),
-            bound,
-            ctx,
-        )?;
+        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let page = pager.request(input.limit, input.cursor.as_deref())?;
         let records = self
             .store
             .list_locations(org, only.as_deref(), &page)
@@ -94,17 +87,10 @@ impl<S: Store, A: Access> Tools<S, A> {
             // Member of locations, but none in this organization.
             return Err(DomainError::Forbidden);
         }
-        let (records, next_cursor) = paginate(
-            records,
-            &page,
-            |r| PageAfter {
-                key: r.name.clone(),
-                id: r.id.clone(),
-            },
-            &self.cursors,
-            bound,
-            ctx,
-        );
+        let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
+            key: r.name.clone(),
+            id: r.id.clone(),
+        });
         let locations: Vec<Location> = records.into_iter().map(present::location).collect();
         let mut text = if ctx.locale == "fr" {
             format!("{} établissement(s).", locations.len())

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{binding, fingerprint, page_request, paginate};
+use super::support::Pager;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Organization, PageAfter};
@@ -53,31 +53,17 @@ impl<S: Store, A: Access> Tools<S, A> {
         ctx: &CallContext,
     ) -> Result<ToolOutput<OrganizationsListOutput>, DomainError> {
         let (principal, scope) = self.access.resolve(&ctx.credential, SPEC.scope).await?;
-        let filters = fingerprint(&input);
-        let bound = binding(SPEC.name, &filters, &principal);
-        let page = page_request(
-            &self.cursors,
-            input.limit,
-            input.cursor.as_deref(),
-            bound,
-            ctx,
-        )?;
+        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let page = pager.request(input.limit, input.cursor.as_deref())?;
         let records = if scope.is_empty() {
             Vec::new()
         } else {
             self.store.list_organizations(&scope, &page).await?
         };
-        let (records, next_cursor) = paginate(
-            records,
-            &page,
-            |r| PageAfter {
-                key: r.name.clone(),
-                id: r.id.clone(),
-            },
-            &self.cursors,
-            bound,
-            ctx,
-        );
+        let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
+            key: r.name.clone(),
+            id: r.id.clone(),
+        });
         let organizations: Vec<Organization> =
             records.into_iter().map(present::organization).collect();
         let mut text = if ctx.locale == "fr" {

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::access::Principal;
-use crate::cursor::Binding;
+use crate::cursor::{Binding, CursorCodec};
 use crate::domain::{DomainError, PageAfter, PageRequest};
 
 use super::CallContext;
@@ -17,7 +17,7 @@ pub const TEXT_LIMIT: usize = 4 * 1024;
 
 /// The canonical form of a tool's filters: its arguments without `limit` and
 /// `cursor`, serialized with sorted keys.
-pub fn fingerprint<T: Serialize>(input: &T) -> String {
+fn fingerprint<T: Serialize>(input: &T) -> String {
     match serde_json::to_value(input) {
         Ok(serde_json::Value::Object(mut map)) => {
             map.remove("limit");
@@ -29,57 +29,97 @@ pub fn fingerprint<T: Serialize>(input: &T) -> String {
     }
 }
 
-/// Validates the page size and decodes the cursor against its binding.
-pub fn page_request(
-    tools_cursors: &crate::cursor::CursorCodec,
-    limit: Option<u32>,
-    cursor: Option<&str>,
-    binding: Binding<'_>,
-    ctx: &CallContext,
-) -> Result<PageRequest, DomainError> {
-    let limit = limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(DomainError::invalid(
-            "limit",
-            format!("must be between 1 and {MAX_LIMIT}"),
-        ));
-    }
-    let after = match cursor {
-        Some(cursor) if !cursor.is_empty() => {
-            Some(tools_cursors.decode(cursor, binding, ctx.now_ms)?)
+/// The paging of one list call: every cursor it reads or writes is bound to
+/// the tool, the call's filters (its arguments without `limit` and `cursor`)
+/// and the caller, so that the page request and the next cursor agree.
+pub struct Pager<'a> {
+    tool: &'a str,
+    filters: String,
+    principal: &'a Principal,
+    cursors: &'a CursorCodec,
+    ctx: &'a CallContext,
+}
+
+impl<'a> Pager<'a> {
+    /// The pager of a call of `tool` with `input` as its filters.
+    pub fn new<T: Serialize>(
+        tool: &'a str,
+        input: &T,
+        principal: &'a Principal,
+        cursors: &'a CursorCodec,
+        ctx: &'a CallContext,
+    ) -> Pager<'a> {
+        Pager {
+            tool,
+            filters: fingerprint(input),
+            principal,
+            cursors,
+            ctx,
         }
-        _ => None,
-    };
-    Ok(PageRequest { limit, after })
-}
-
-/// Cuts a store result of up to `limit + 1` records to one page, returning
-/// the cursor of the next page when there is one.
-pub fn paginate<R>(
-    mut records: Vec<R>,
-    page: &PageRequest,
-    position: impl Fn(&R) -> PageAfter,
-    tools_cursors: &crate::cursor::CursorCodec,
-    binding: Binding<'_>,
-    ctx: &CallContext,
-) -> (Vec<R>, Option<String>) {
-    let limit = page.limit as usize;
-    if records.len() <= limit {
-        return (records, None);
     }
-    records.truncate(limit);
-    let next = records
-        .last()
-        .map(|last| tools_cursors.encode(&position(last), binding, ctx.now_ms));
-    (records, next)
-}
 
-/// A binding for `tool` with the filters of `input`.
-pub fn binding<'a>(tool: &'a str, filters: &'a str, principal: &'a Principal) -> Binding<'a> {
-    Binding {
-        tool,
-        filters,
-        principal,
+    fn binding(&self) -> Binding<'_> {
+        Binding {
+            tool: self.tool,
+            filters: &self.filters,
+            principal: self.principal,
+        }
+    }
+
+    /// Validates the page size (20 by default, at most 50) and decodes the
+    /// cursor against the binding.
+    pub fn request(
+        &self,
+        limit: Option<u32>,
+        cursor: Option<&str>,
+    ) -> Result<PageRequest, DomainError> {
+        self.request_within(limit, cursor, DEFAULT_LIMIT, MAX_LIMIT)
+    }
+
+    /// [`Pager::request`] with the tool's own default and maximum page sizes.
+    pub fn request_within(
+        &self,
+        limit: Option<u32>,
+        cursor: Option<&str>,
+        default: u32,
+        max: u32,
+    ) -> Result<PageRequest, DomainError> {
+        let limit = limit.unwrap_or(default);
+        if !(1..=max).contains(&limit) {
+            return Err(DomainError::invalid(
+                "limit",
+                format!("must be between 1 and {max}"),
+            ));
+        }
+        let after = match cursor {
+            Some(cursor) if !cursor.is_empty() => Some(self.cursors.decode(
+                cursor,
+                self.binding(),
+                self.ctx.now_ms,
+            )?),
+            _ => None,
+        };
+        Ok(PageRequest { limit, after })
+    }
+
+    /// Cuts a store result of up to `limit + 1` records to one page,
+    /// returning the cursor of the next page when there is one.
+    pub fn paginate<R>(
+        &self,
+        mut records: Vec<R>,
+        page: &PageRequest,
+        position: impl Fn(&R) -> PageAfter,
+    ) -> (Vec<R>, Option<String>) {
+        let limit = page.limit as usize;
+        if records.len() <= limit {
+            return (records, None);
+        }
+        records.truncate(limit);
+        let next = records.last().map(|last| {
+            self.cursors
+                .encode(&position(last), self.binding(), self.ctx.now_ms)
+        });
+        (records, next)
     }
 }
 

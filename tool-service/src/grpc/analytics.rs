@@ -4,13 +4,13 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::activity_convert::{context, money, required};
-use super::status::to_status;
+use super::convert::{context, money, required};
+use super::status::read_error;
 use crate::access::Access;
 use crate::domain::{Bucket, DomainError, Metric, MetricValues};
 use crate::store::Store;
+use crate::tools::Tools;
 use crate::tools::analytics_query::AnalyticsQueryInput;
-use crate::tools::{ToolKind, Tools};
 
 pub struct AnalyticsService<S, A> {
     tools: Tools<S, A>,
@@ -20,11 +20,6 @@ impl<S, A> AnalyticsService<S, A> {
     pub fn new(tools: Tools<S, A>) -> Self {
         AnalyticsService { tools }
     }
-}
-
-fn read_error(error: DomainError) -> Status {
-    // Deadlines of analytics are reads: a late answer changed nothing.
-    to_status(error, ToolKind::Read)
 }
 
 fn metric_from_pb(value: i32) -> Result<Metric, DomainError> {

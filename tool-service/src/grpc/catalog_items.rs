@@ -4,16 +4,15 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::status::to_status;
-use super::venue_convert::{
-    availability_from_pb, availability_to_pb, context, money, non_empty, page, required,
-};
+use super::convert::{context, money, non_empty, page, required};
+use super::status::{read_error, write_error};
+use super::venue_convert::{availability_from_pb, availability_to_pb};
 use crate::access::Access;
 use crate::domain::{self, DomainError};
 use crate::store::Store;
+use crate::tools::Tools;
 use crate::tools::catalog_item_availability_update::CatalogItemAvailabilityUpdateInput;
 use crate::tools::catalog_items_list::CatalogItemsListInput;
-use crate::tools::{ToolKind, Tools};
 
 pub struct CatalogItemsService<S, A> {
     tools: Tools<S, A>,
@@ -31,7 +30,6 @@ impl<S: Store, A: Access> pb::catalog_server::Catalog for CatalogItemsService<S,
         &self,
         request: Request<pb::ListCatalogItemsRequest>,
     ) -> Result<Response<pb::ListCatalogItemsResponse>, Status> {
-        let read_error = |error| to_status(error, ToolKind::Read);
         let ctx = context(&request, &request.get_ref().locale)?;
         let request = request.into_inner();
         let (limit, cursor) = page(request.page);
@@ -59,7 +57,6 @@ impl<S: Store, A: Access> pb::catalog_server::Catalog for CatalogItemsService<S,
         &self,
         request: Request<pb::UpdateCatalogItemAvailabilityRequest>,
     ) -> Result<Response<pb::UpdateCatalogItemAvailabilityResponse>, Status> {
-        let write_error = |error| to_status(error, ToolKind::Write);
         let ctx = context(&request, &request.get_ref().locale)?;
         self.tools
             .ensure_writes_enabled()

@@ -5,17 +5,17 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::activity_convert::{context, non_empty, page, required};
-use super::status::to_status;
+use super::convert::{context, non_empty, page, required};
+use super::status::read_error;
 use crate::access::Access;
 use crate::domain::{
     ConversationChannel, ConversationStatus, ConversationSummary, DomainError, SenderKind,
     TranscriptMessage,
 };
 use crate::store::Store;
+use crate::tools::Tools;
 use crate::tools::conversation_get::ConversationGetInput;
 use crate::tools::conversations_list::ConversationsListInput;
-use crate::tools::{ToolKind, Tools};
 
 pub struct ConversationsService<S, A> {
     tools: Tools<S, A>,
@@ -25,10 +25,6 @@ impl<S, A> ConversationsService<S, A> {
     pub fn new(tools: Tools<S, A>) -> Self {
         ConversationsService { tools }
     }
-}
-
-fn read_error(error: DomainError) -> Status {
-    to_status(error, ToolKind::Read)
 }
 
 fn status_from_pb(value: i32) -> Result<Option<ConversationStatus>, DomainError> {

@@ -4,14 +4,15 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::activity_convert::{context, non_empty, order, page, required};
-use super::status::to_status;
+use super::activity_convert::order;
+use super::convert::{context, non_empty, page, required};
+use super::status::read_error;
 use crate::access::Access;
-use crate::domain::{self, DomainError};
+use crate::domain::{self};
 use crate::store::Store;
+use crate::tools::Tools;
 use crate::tools::customer_get::CustomerGetInput;
 use crate::tools::customers_list::CustomersListInput;
-use crate::tools::{ToolKind, Tools};
 
 pub struct CustomersService<S, A> {
     tools: Tools<S, A>,
@@ -21,10 +22,6 @@ impl<S, A> CustomersService<S, A> {
     pub fn new(tools: Tools<S, A>) -> Self {
         CustomersService { tools }
     }
-}
-
-fn read_error(error: DomainError) -> Status {
-    to_status(error, ToolKind::Read)
 }
 
 fn customer(customer: domain::Customer) -> pb::Customer {

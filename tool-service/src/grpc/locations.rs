@@ -5,22 +5,22 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
+use super::convert::{context, money, non_empty, page, required};
 use super::locations_settings::settings;
-use super::status::to_status;
+use super::status::{read_error, write_error};
 use super::venue_convert::{
-    context, health_to_pb, intake_from_pb, location_status, money, non_empty, page, reason_from_pb,
-    required, section_from_pb, wire_name,
+    health_to_pb, intake_from_pb, location_status, reason_from_pb, section_from_pb, wire_name,
 };
 use crate::access::Access;
-use crate::domain::{self, DiscountKind, DomainError};
+use crate::domain::{self, DiscountKind};
 use crate::store::Store;
+use crate::tools::Tools;
 use crate::tools::discounts_list::DiscountsListInput;
 use crate::tools::integrations_list::IntegrationsListInput;
 use crate::tools::location_get::LocationGetInput;
 use crate::tools::location_settings_get::LocationSettingsGetInput;
 use crate::tools::location_status_get::LocationStatusGetInput;
 use crate::tools::location_status_update::LocationStatusUpdateInput;
-use crate::tools::{ToolKind, Tools};
 
 pub struct LocationsService<S, A> {
     tools: Tools<S, A>,
@@ -30,10 +30,6 @@ impl<S, A> LocationsService<S, A> {
     pub fn new(tools: Tools<S, A>) -> Self {
         LocationsService { tools }
     }
-}
-
-fn read_error(error: DomainError) -> Status {
-    to_status(error, ToolKind::Read)
 }
 
 #[tonic::async_trait]
@@ -121,7 +117,6 @@ impl<S: Store, A: Access> pb::locations_server::Locations for LocationsService<S
         &self,
         request: Request<pb::UpdateLocationStatusRequest>,
     ) -> Result<Response<pb::UpdateLocationStatusResponse>, Status> {
-        let write_error = |error| to_status(error, ToolKind::Write);
         let ctx = context(&request, &request.get_ref().locale)?;
         self.tools
             .ensure_writes_enabled()

@@ -2,7 +2,8 @@
 
 use chataigne_proto::tools::v1 as pb;
 
-use super::venue_convert::{money, wire_name};
+use super::convert::money;
+use super::venue_convert::wire_name;
 use crate::domain::LocationSettings;
 
 pub(super) fn settings(settings: LocationSettings) -> pb::LocationSettings {

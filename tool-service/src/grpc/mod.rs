@@ -7,6 +7,7 @@ mod analytics;
 mod catalog;
 mod catalog_items;
 mod conversations;
+mod convert;
 mod credential;
 mod customers;
 mod deadline;

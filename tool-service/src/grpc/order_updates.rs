@@ -4,13 +4,13 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::activity_convert::{context, order, order_status_from_pb, order_status_to_pb, required};
-use super::status::to_status;
+use super::activity_convert::{order, order_status_from_pb, order_status_to_pb};
+use super::convert::{context, required};
+use super::status::write_error;
 use crate::access::Access;
-use crate::domain::DomainError;
 use crate::store::Store;
+use crate::tools::Tools;
 use crate::tools::order_status_update::OrderStatusUpdateInput;
-use crate::tools::{ToolKind, Tools};
 
 pub struct OrderUpdatesService<S, A> {
     tools: Tools<S, A>,
@@ -20,10 +20,6 @@ impl<S, A> OrderUpdatesService<S, A> {
     pub fn new(tools: Tools<S, A>) -> Self {
         OrderUpdatesService { tools }
     }
-}
-
-fn write_error(error: DomainError) -> Status {
-    to_status(error, ToolKind::Write)
 }
 
 #[tonic::async_trait]

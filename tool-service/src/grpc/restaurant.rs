@@ -5,13 +5,14 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::activity_convert::{context, non_empty, order, order_status_from_pb, page};
-use super::status::to_status;
+use super::activity_convert::{order, order_status_from_pb};
+use super::convert::{context, non_empty, page};
+use super::status::read_error;
 use crate::access::Access;
 use crate::domain::{self, DomainError};
 use crate::store::Store;
 use crate::tools::{
-    LocationsListInput, OrderGetInput, OrdersListInput, OrganizationsListInput, ToolKind, Tools,
+    LocationsListInput, OrderGetInput, OrdersListInput, OrganizationsListInput, Tools,
 };
 
 pub struct RestaurantService<S, A> {
@@ -22,10 +23,6 @@ impl<S, A> RestaurantService<S, A> {
     pub fn new(tools: Tools<S, A>) -> Self {
         RestaurantService { tools }
     }
-}
-
-fn read_error(error: DomainError) -> Status {
-    to_status(error, ToolKind::Read)
 }
 
 #[tonic::async_trait]

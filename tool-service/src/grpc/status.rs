@@ -8,6 +8,17 @@ use tonic::Status;
 use crate::domain::DomainError;
 use crate::tools::ToolKind;
 
+/// Maps an error of a read tool (analytics included: a late answer changed
+/// nothing).
+pub(super) fn read_error(error: DomainError) -> Status {
+    to_status(error, ToolKind::Read)
+}
+
+/// Maps an error of a write tool.
+pub(super) fn write_error(error: DomainError) -> Status {
+    to_status(error, ToolKind::Write)
+}
+
 /// Maps `error` raised by a tool of `kind` (a write past its deadline may
 /// have taken effect).
 pub fn to_status(error: DomainError, kind: ToolKind) -> Status {

@@ -1,52 +1,12 @@
-//! Conversions shared by the `Locations` and `Catalog` adapters: the call
-//! context, paging, enums and money between protobuf and the domain.
+//! Conversions shared by the `Locations` and `Catalog` adapters: their enums
+//! between protobuf and the domain (the basics every adapter uses are in
+//! `convert.rs`).
 
 use chataigne_proto::tools::v1 as pb;
-use tonic::{Request, Status};
 
-use super::credential::credential;
 use crate::domain::{
     self, Availability, DomainError, IntakeStatus, IntegrationHealth, PauseReason, SettingsSection,
 };
-use crate::present::normalize_locale;
-use crate::tools::CallContext;
-
-pub(super) fn context<T>(request: &Request<T>, locale: &str) -> Result<CallContext, Status> {
-    Ok(CallContext {
-        credential: credential(request)?,
-        locale: normalize_locale(locale),
-        now_ms: chrono::Utc::now().timestamp_millis(),
-    })
-}
-
-pub(super) fn non_empty(value: String) -> Option<String> {
-    (!value.is_empty()).then_some(value)
-}
-
-pub(super) fn page(page: Option<pb::Page>) -> (Option<u32>, Option<String>) {
-    let page = page.unwrap_or_default();
-    (
-        (page.limit != 0).then_some(page.limit),
-        non_empty(page.cursor),
-    )
-}
-
-/// A required identifier: empty is a validation error naming the field.
-pub(super) fn required(field: &str, value: String) -> Result<String, DomainError> {
-    if value.is_empty() {
-        Err(DomainError::invalid(field, "is required"))
-    } else {
-        Ok(value)
-    }
-}
-
-pub(super) fn money(money: domain::Money) -> pb::Money {
-    pb::Money {
-        amount_minor: money.amount_minor,
-        currency: money.currency,
-        display: money.display,
-    }
-}
 
 pub(super) fn intake_from_pb(field: &str, value: i32) -> Result<IntakeStatus, DomainError> {
     match pb::IntakeStatus::try_from(value) {

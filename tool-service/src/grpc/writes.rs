@@ -8,16 +8,15 @@ use chataigne_proto::tools::v1::conversation_writes_server::ConversationWritesSe
 use chataigne_proto::tools::v1::provisioning_server::ProvisioningServer;
 use tonic::{Request, Response, Status};
 
-use super::credential::credential;
+use super::convert::context;
 use super::deadline;
-use super::status::to_status;
+use super::status::write_error;
 use crate::access::Access;
-use crate::present::normalize_locale;
 use crate::store::Store;
 use crate::tools::conversation_post::{InstructionSendInput, MessageSendInput, SentMessage};
 use crate::tools::location_create::LocationCreateInput;
 use crate::tools::organization_create::OrganizationCreateInput;
-use crate::tools::{CallContext, ToolKind, Tools, deadline as tools_deadline};
+use crate::tools::{Tools, deadline as tools_deadline};
 
 pub struct WritesService<S, A> {
     tools: Tools<S, A>,
@@ -33,18 +32,6 @@ pub fn provisioning<S: Store, A: Access>(
     tools: Tools<S, A>,
 ) -> ProvisioningServer<WritesService<S, A>> {
     ProvisioningServer::new(WritesService { tools })
-}
-
-fn context<T>(request: &Request<T>, locale: &str) -> Result<CallContext, Status> {
-    Ok(CallContext {
-        credential: credential(request)?,
-        locale: normalize_locale(locale),
-        now_ms: chrono::Utc::now().timestamp_millis(),
-    })
-}
-
-fn write_error(error: crate::domain::DomainError) -> Status {
-    to_status(error, ToolKind::Write)
 }
 
 fn sent(message: SentMessage) -> pb::SentMessage {

@@ -61,15 +61,14 @@ macro_rules! impl_order_update_store {
                             .await?;
                     }
                     tx.commit().await?;
-                    Ok::<_, sqlx::Error>(written == 1)
+                    Ok::<_, sqlx::Error>(written)
                 };
                 let written = self.guard(write).await?;
                 let current = Store::get_order(self, order_id).await?;
-                Ok(match current {
-                    Some((record, _)) if written => GuardedWrite::Updated(record),
-                    Some((record, _)) => GuardedWrite::Mismatch(record),
-                    None => GuardedWrite::Missing,
-                })
+                Ok(GuardedWrite::settle(
+                    written,
+                    current.map(|(record, _)| record),
+                ))
             }
         }
     };

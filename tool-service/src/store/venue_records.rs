@@ -80,3 +80,15 @@ pub enum GuardedWrite<R> {
     /// The target does not exist.
     Missing,
 }
+
+impl<R> GuardedWrite<R> {
+    /// The outcome of a conditional update that changed `rows_affected` rows,
+    /// given the record as read right after it.
+    pub fn settle(rows_affected: u64, current: Option<R>) -> GuardedWrite<R> {
+        match current {
+            None => GuardedWrite::Missing,
+            Some(record) if rows_affected == 1 => GuardedWrite::Updated(record),
+            Some(record) => GuardedWrite::Mismatch(record),
+        }
+    }
+}

@@ -380,13 +380,10 @@ macro_rules! impl_venue_store {
                     )
                     .await?;
                 let current = $crate::store::VenueStore::location_status(self, location_id).await?;
-                Ok(match current {
-                    None => $crate::store::GuardedWrite::Missing,
-                    Some(record) if done.rows_affected() == 1 => {
-                        $crate::store::GuardedWrite::Updated(record)
-                    }
-                    Some(record) => $crate::store::GuardedWrite::Mismatch(record),
-                })
+                Ok($crate::store::GuardedWrite::settle(
+                    done.rows_affected(),
+                    current,
+                ))
             }
 
             async fn location_settings(
@@ -462,13 +459,10 @@ macro_rules! impl_venue_store {
                     )
                     .await?;
                 let current = $crate::store::VenueStore::get_catalog_item(self, item_id).await?;
-                Ok(match current {
-                    None => $crate::store::GuardedWrite::Missing,
-                    Some(record) if done.rows_affected() == 1 => {
-                        $crate::store::GuardedWrite::Updated(record)
-                    }
-                    Some(record) => $crate::store::GuardedWrite::Mismatch(record),
-                })
+                Ok($crate::store::GuardedWrite::settle(
+                    done.rows_affected(),
+                    current,
+                ))
             }
 
             async fn list_discounts(

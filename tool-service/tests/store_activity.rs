@@ -4,6 +4,8 @@
 //! computed here from the same rows.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
@@ -13,7 +15,7 @@ use chataigne_tools::domain::{
     PageAfter, PageRequest, like_pattern,
 };
 use chataigne_tools::store::seed::{DataSet, OrderRow, SeedSpec};
-use chataigne_tools::store::{GuardedWrite, Owner, PgStore, SqliteStore, Store, StoreOptions};
+use chataigne_tools::store::{GuardedWrite, Owner, PgStore, SqliteStore, Store};
 use chrono::{DateTime, NaiveDate};
 use chrono_tz::Tz;
 
@@ -59,22 +61,11 @@ impl Backend for PgStore {
 }
 
 async fn sqlite_store() -> SqliteStore {
-    let store = SqliteStore::connect("sqlite::memory:", &StoreOptions::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    store.load(data()).await.unwrap();
-    store
+    support::loaded_sqlite(data()).await
 }
 
 async fn postgres_store() -> Option<PgStore> {
-    let url = chataigne_common::testing::fresh_postgres_database("activity").await?;
-    let store = PgStore::connect(&url, &StoreOptions::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    store.load(data()).await.unwrap();
-    Some(store)
+    support::loaded_postgres("activity", data()).await
 }
 
 macro_rules! on_both_backends {

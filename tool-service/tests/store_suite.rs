@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::sync::OnceLock;
 
 use chataigne_common::demo;
@@ -68,22 +70,11 @@ impl Backend for PgStore {
 }
 
 async fn sqlite_store() -> SqliteStore {
-    let store = SqliteStore::connect("sqlite::memory:", &StoreOptions::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    store.load(data()).await.unwrap();
-    store
+    support::loaded_sqlite(data()).await
 }
 
 async fn postgres_store() -> Option<PgStore> {
-    let url = chataigne_common::testing::fresh_postgres_database("tools").await?;
-    let store = PgStore::connect(&url, &StoreOptions::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    store.load(data()).await.unwrap();
-    Some(store)
+    support::loaded_postgres("tools", data()).await
 }
 
 /// Runs each named `async fn(&impl Backend, &DataSet)` once per backend.

@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::sync::OnceLock;
 
 use chataigne_common::demo;
@@ -15,9 +17,7 @@ use chataigne_tools::domain::{
     PauseReason, SettingsSection, StatusChange, in_force,
 };
 use chataigne_tools::store::seed::{DataSet, SeedSpec};
-use chataigne_tools::store::{
-    CatalogItemRecord, GuardedWrite, Owner, PgStore, SqliteStore, Store, StoreOptions,
-};
+use chataigne_tools::store::{CatalogItemRecord, GuardedWrite, Owner, PgStore, SqliteStore, Store};
 
 /// Saturday 14 June 2025, 19:30 UTC.
 const NOW_MS: i64 = 1_749_929_400_000;
@@ -37,22 +37,11 @@ fn data() -> &'static DataSet {
 }
 
 async fn sqlite_store() -> SqliteStore {
-    let store = SqliteStore::connect("sqlite::memory:", &StoreOptions::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    store.load(data()).await.unwrap();
-    store
+    support::loaded_sqlite(data()).await
 }
 
 async fn postgres_store() -> Option<PgStore> {
-    let url = chataigne_common::testing::fresh_postgres_database("venue").await?;
-    let store = PgStore::connect(&url, &StoreOptions::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    store.load(data()).await.unwrap();
-    Some(store)
+    support::loaded_postgres("venue", data()).await
 }
 
 macro_rules! on_both_backends {

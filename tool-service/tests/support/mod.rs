@@ -1,7 +1,7 @@
 //! Test support shared by the tool-service's integration tests: an access
 //! check that grants everything, for tests about something else than
 //! authorization (logs, the write switch); the catalogue over a store with
-//! it, a call context, a seeded in-memory SQLite store, and the operator
+//! it, a call context, migrated and loaded stores on both backends, and the operator
 //! subcommands of the real binary.
 // Each test binary uses only part of this module.
 #![allow(dead_code)]
@@ -13,7 +13,7 @@ use chataigne_tools::access::{Access, Credential, Principal};
 use chataigne_tools::cursor::CursorCodec;
 use chataigne_tools::domain::{DomainError, TenantScope};
 use chataigne_tools::store::seed::{DataSet, SeedSpec};
-use chataigne_tools::store::{Owner, SqliteStore, Store, StoreOptions};
+use chataigne_tools::store::{Owner, PgStore, SqliteStore, Store, StoreOptions};
 use chataigne_tools::tools::{CallContext, Tools};
 
 /// The tool-service binary under test.
@@ -64,12 +64,29 @@ pub fn context(now_ms: i64) -> CallContext {
 
 /// A migrated in-memory SQLite store loaded with the data set of `spec`.
 pub async fn seeded_sqlite(spec: &SeedSpec) -> SqliteStore {
+    loaded_sqlite(&DataSet::generate(spec)).await
+}
+
+/// A migrated in-memory SQLite store loaded with `data`.
+pub async fn loaded_sqlite(data: &DataSet) -> SqliteStore {
     let store = SqliteStore::connect("sqlite::memory:", &StoreOptions::default())
         .await
         .unwrap();
     store.migrate().await.unwrap();
-    store.load(&DataSet::generate(spec)).await.unwrap();
+    store.load(data).await.unwrap();
     store
+}
+
+/// A fresh PostgreSQL database (named after `prefix`), migrated and loaded
+/// with `data`; `None` only outside CI when no server is reachable.
+pub async fn loaded_postgres(prefix: &str, data: &DataSet) -> Option<PgStore> {
+    let url = chataigne_common::testing::fresh_postgres_database(prefix).await?;
+    let store = PgStore::connect(&url, &StoreOptions::default())
+        .await
+        .unwrap();
+    store.migrate().await.unwrap();
+    store.load(data).await.unwrap();
+    Some(store)
 }
 
 /// Grants every permission on every tenant to the user it holds, through the

@@ -40,8 +40,53 @@ impl Category {
     }
 }
 
+/// The JSON-RPC error codes of the Connected Apps platform (seed 004, "Gestion
+/// des erreurs MCP") for the failures it handles itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlatformCode {
+    /// -32300 `USER_RATE_LIMITED`.
+    RateLimited,
+    /// -32301 `MISSING_REQUIRED_INFORMATION`: the request lacks something the
+    /// model cannot supply itself.
+    MissingInformation,
+    /// -32302 `USER_PERMISSION_DENIED`.
+    PermissionDenied,
+    /// -32400 `RUNTIME_ERROR`.
+    Runtime,
+    /// -32500 `DEADLINE_EXCEEDED`.
+    DeadlineExceeded,
+    /// -32501 `RESOURCE_EXHAUSTED`.
+    ResourceExhausted,
+    /// -32502 `SERVICE_UNAVAILABLE`.
+    ServiceUnavailable,
+}
+
+impl PlatformCode {
+    /// The JSON-RPC error code.
+    pub fn code(self) -> i64 {
+        match self {
+            PlatformCode::RateLimited => -32300,
+            PlatformCode::MissingInformation => -32301,
+            PlatformCode::PermissionDenied => -32302,
+            PlatformCode::Runtime => -32400,
+            PlatformCode::DeadlineExceeded => -32500,
+            PlatformCode::ResourceExhausted => -32501,
+            PlatformCode::ServiceUnavailable => -32502,
+        }
+    }
+}
+
+/// How the Connected Apps profile delivers a failure (seed 004): a
+/// recoverable one stays a tool result whose text lets the model correct
+/// itself; a fatal one is a JSON-RPC error with the platform's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Treatment {
+    Recoverable,
+    Fatal(PlatformCode),
+}
+
 macro_rules! error_codes {
-    ($( $variant:ident => $code:literal, $category:ident, $retryable:literal, $grpc:ident, $message:literal; )*) => {
+    ($( $variant:ident => $code:literal, $category:ident, $retryable:literal, $grpc:ident, $treatment:expr, $message:literal; )*) => {
         /// Every error code a tool call can end with.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ErrorCode { $( $variant, )* }
@@ -69,6 +114,14 @@ macro_rules! error_codes {
                 match self { $( ErrorCode::$variant => Code::$grpc, )* }
             }
 
+            /// Recoverable (a tool result) or fatal (a platform JSON-RPC error)
+            /// for the Connected Apps profile: the one classifier of seed 004.
+            pub fn treatment(self) -> Treatment {
+                use PlatformCode::*;
+                use Treatment::*;
+                match self { $( ErrorCode::$variant => $treatment, )* }
+            }
+
             /// A safe message that says what to do next and leaks nothing.
             pub fn default_message(self) -> &'static str {
                 match self { $( ErrorCode::$variant => $message, )* }
@@ -82,40 +135,42 @@ macro_rules! error_codes {
 }
 
 error_codes! {
-    InvalidArguments => "MCP_INVALID_ARGUMENTS", Validation, false, InvalidArgument,
-        "The arguments do not match the tool's input schema. Correct them and call again.";
-    Unauthenticated => "MCP_UNAUTHENTICATED", Authentication, false, Unauthenticated,
-        "The access token is missing, invalid or no longer valid. Sign in again.";
-    ScopeRequired => "MCP_SCOPE_REQUIRED", Authorization, false, PermissionDenied,
-        "The required OAuth scope was not granted. Reconnect and consent to the scope.";
-    ResourceForbidden => "MCP_RESOURCE_FORBIDDEN", Authorization, false, PermissionDenied,
-        "The resource is unavailable or your delegated access is insufficient.";
-    ResourceNotFound => "MCP_RESOURCE_NOT_FOUND", NotFound, false, NotFound,
-        "The resource was not found. Verify the identifier.";
-    CursorInvalid => "MCP_CURSOR_INVALID", Validation, false, InvalidArgument,
-        "The cursor is invalid, expired or was used with other filters. Restart pagination without a cursor.";
-    ExpectedStateMismatch => "MCP_EXPECTED_STATE_MISMATCH", Conflict, false, FailedPrecondition,
-        "The resource changed after it was read. Reload it before deciding.";
-    OrderStatusPreconditionFailed => "ORDER_STATUS_PRECONDITION_FAILED", Conflict, false, FailedPrecondition,
+    InvalidArguments => "MCP_INVALID_ARGUMENTS", Validation, false, InvalidArgument, Recoverable,
+        "Some arguments are invalid. Correct the fields listed in the error and call again.";
+    Unauthenticated => "MCP_UNAUTHENTICATED", Authentication, false, Unauthenticated, Fatal(PermissionDenied),
+        "The sign-in is missing or no longer valid. Sign in to Chataigne again.";
+    ScopeRequired => "MCP_SCOPE_REQUIRED", Authorization, false, PermissionDenied, Fatal(PermissionDenied),
+        "The signed-in user has not granted this permission to the assistant. Reconnect the app and approve the requested access.";
+    ResourceForbidden => "MCP_RESOURCE_FORBIDDEN", Authorization, false, PermissionDenied, Recoverable,
+        "The identifier is unknown or outside the signed-in user's access. Take identifiers from the matching list tool instead of guessing them.";
+    ResourceNotFound => "MCP_RESOURCE_NOT_FOUND", NotFound, false, NotFound, Recoverable,
+        "The resource was not found. Take its identifier from the matching list tool and call again.";
+    CursorInvalid => "MCP_CURSOR_INVALID", Validation, false, InvalidArgument, Recoverable,
+        "The cursor is invalid, expired or was issued for other filters. Call again without cursor, or pass meta.next_cursor unchanged with the same filters.";
+    ExpectedStateMismatch => "MCP_EXPECTED_STATE_MISMATCH", Conflict, false, FailedPrecondition, Recoverable,
+        "The resource changed since it was read. Read its current state, then decide again with that state as the expected one.";
+    OrderStatusPreconditionFailed => "ORDER_STATUS_PRECONDITION_FAILED", Conflict, false, FailedPrecondition, Recoverable,
         "The order cannot move to that status from its current status.";
-    IdempotencyMismatch => "MCP_IDEMPOTENCY_MISMATCH", Conflict, false, AlreadyExists,
-        "The idempotency key was used with other arguments. Use the original arguments or a new key.";
-    OperationInProgress => "MCP_OPERATION_IN_PROGRESS", Conflict, true, Aborted,
-        "The same operation is still running. Retry after the suggested delay.";
-    WritesDisabled => "MCP_WRITES_DISABLED", Authorization, true, Unavailable,
-        "Write tools are temporarily disabled by the operator.";
-    RateLimited => "MCP_RATE_LIMITED", RateLimit, true, ResourceExhausted,
+    IdempotencyMismatch => "MCP_IDEMPOTENCY_MISMATCH", Conflict, false, AlreadyExists, Recoverable,
+        "The idempotency key was already used with other arguments. Repeat the original arguments, or use a new key for a new operation.";
+    OperationInProgress => "MCP_OPERATION_IN_PROGRESS", Conflict, true, Aborted, Recoverable,
+        "The same operation is still running. Retry after the suggested delay with the same idempotency key.";
+    WritesDisabled => "MCP_WRITES_DISABLED", Authorization, true, Unavailable, Fatal(PermissionDenied),
+        "Changes are switched off by the operator for now; reads keep working. Try the change again later.";
+    RateLimited => "MCP_RATE_LIMITED", RateLimit, true, ResourceExhausted, Fatal(RateLimited),
         "Too many calls. Retry after the suggested delay.";
-    ToolTimeout => "MCP_TOOL_TIMEOUT", Timeout, true, DeadlineExceeded,
-        "The read did not finish in time. Retry or narrow the query.";
-    OutcomeUnknown => "MCP_OUTCOME_UNKNOWN", Timeout, false, DeadlineExceeded,
-        "The write did not finish in time and may have taken effect. Read the resource state before any retry.";
-    OutputTooLarge => "MCP_OUTPUT_TOO_LARGE", Validation, false, OutOfRange,
-        "The result is too large. Narrow the filters or paginate.";
-    DependencyUnavailable => "MCP_DEPENDENCY_UNAVAILABLE", Dependency, true, Unavailable,
+    ToolTimeout => "MCP_TOOL_TIMEOUT", Timeout, true, DeadlineExceeded, Fatal(DeadlineExceeded),
+        "The read did not finish in time. Retry, or narrow the query (fewer days, one location).";
+    OutcomeUnknown => "MCP_OUTCOME_UNKNOWN", Timeout, false, DeadlineExceeded, Fatal(DeadlineExceeded),
+        "The change did not finish in time and may have taken effect. Read the resource's current state before any retry.";
+    OutputTooLarge => "MCP_OUTPUT_TOO_LARGE", Validation, false, OutOfRange, Recoverable,
+        "The result is too large. Narrow the filters or pass a smaller limit and read further pages with the cursor.";
+    DependencyUnavailable => "MCP_DEPENDENCY_UNAVAILABLE", Dependency, true, Unavailable, Fatal(ServiceUnavailable),
         "A service this tool depends on is unavailable. Retry shortly.";
-    InternalError => "MCP_INTERNAL_ERROR", Internal, true, Internal,
-        "An unexpected error occurred. Retry once and report the request ID.";
+    Overloaded => "MCP_OVERLOADED", Dependency, true, ResourceExhausted, Fatal(ResourceExhausted),
+        "The service is overloaded. Retry after the suggested delay.";
+    InternalError => "MCP_INTERNAL_ERROR", Internal, true, Internal, Fatal(Runtime),
+        "An unexpected error occurred. Retry once and report the request ID if it happens again.";
 }
 
 /// A field that failed validation, carried as a `BadRequest` violation.
@@ -210,7 +265,7 @@ pub fn decode_status(status: &Status) -> DecodedStatus {
     let code = match status.code() {
         Code::DeadlineExceeded => ErrorCode::ToolTimeout,
         Code::Unavailable | Code::Unknown | Code::Cancelled => ErrorCode::DependencyUnavailable,
-        Code::ResourceExhausted => ErrorCode::RateLimited,
+        Code::ResourceExhausted => ErrorCode::Overloaded,
         Code::Unauthenticated => ErrorCode::Unauthenticated,
         _ => ErrorCode::InternalError,
     };

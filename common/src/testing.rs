@@ -61,3 +61,19 @@ pub fn redis_url() -> String {
     std::env::var("CHATAIGNE_TEST_REDIS_URL")
         .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
 }
+
+/// The Chataigne envelope `{data, meta}` of a `CallToolResult` (as JSON),
+/// whatever the profile and outcome: its `structuredContent` when it has one,
+/// else the JSON of its last text block (failures, and every result of the
+/// Connected Apps profile); `null` when neither holds it.
+pub fn envelope(result: &serde_json::Value) -> serde_json::Value {
+    if let Some(structured) = result.get("structuredContent") {
+        return structured.clone();
+    }
+    result["content"]
+        .as_array()
+        .and_then(|blocks| blocks.last())
+        .and_then(|block| block["text"].as_str())
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or(serde_json::Value::Null)
+}

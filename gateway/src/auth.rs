@@ -89,9 +89,7 @@ pub async fn authenticate(
         request.metadata_mut().insert("x-request-id", value);
     }
     let mut client = state.backends.auth.clone();
-    let unavailable = GatewayError::AuthUnavailable {
-        profile: endpoint.profile,
-    };
+    let unavailable = GatewayError::AuthUnavailable;
     let response = match tokio::time::timeout(deadline, client.authenticate(request)).await {
         Err(_elapsed) => {
             metrics.dependency_error(Dependency::AuthService);

@@ -14,6 +14,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tonic::transport::Channel;
 
+use crate::config::Profile;
+
 /// Which deadline applies to a call, and which timeout code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeadlineClass {
@@ -34,6 +36,23 @@ pub struct Tool {
     pub idempotent: bool,
     /// The MCP `Tool` object of `tools/list`, pre-serialized.
     pub listing: Box<RawValue>,
+    /// The entry of the Connected Apps profile: no `outputSchema` (its
+    /// results carry the payload as text, not as `structuredContent`, and a
+    /// listed output schema would oblige clients to expect structured
+    /// content), and an input schema within the function-declaration subset
+    /// of its models, which has no `additionalProperties` (unknown arguments
+    /// are still refused by the tool-service's validation).
+    pub listing_for_platform: Box<RawValue>,
+}
+
+impl Tool {
+    /// The `tools/list` entry for `profile`.
+    pub fn listing(&self, profile: Profile) -> &RawValue {
+        match profile {
+            Profile::Default => &self.listing,
+            Profile::Google => &self.listing_for_platform,
+        }
+    }
 }
 
 /// The catalogue as fetched at one moment.
@@ -153,15 +172,24 @@ fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> 
         listing.insert("outputSchema".into(), Value::Object(schema));
     }
     listing.insert("annotations".into(), Value::Object(annotations));
-    let listing = serde_json::value::to_raw_value(&listing)
-        .map_err(|_| (name.clone(), "listing does not serialize"))?;
+    let serialize = |listing: &Map<String, Value>| {
+        serde_json::value::to_raw_value(listing)
+            .map_err(|_| (name.clone(), "listing does not serialize"))
+    };
+    let full = serialize(&listing)?;
+    listing.remove("outputSchema");
+    if let Some(Value::Object(input)) = listing.get_mut("inputSchema") {
+        input.remove("additionalProperties");
+    }
+    let listing_for_platform = serialize(&listing)?;
     Ok(Tool {
         name,
         required_scope: descriptor.required_scope,
         write,
         deadline,
         idempotent: descriptor.idempotency_key_required,
-        listing,
+        listing: full,
+        listing_for_platform,
     })
 }
 
@@ -247,6 +275,28 @@ mod tests {
         assert_eq!(listing["annotations"]["readOnlyHint"], true);
         assert_eq!(listing["annotations"]["destructiveHint"], false);
         assert!(listing.get("outputSchema").is_none());
+    }
+
+    #[test]
+    fn the_platform_listing_has_no_output_schema_and_no_additional_properties() {
+        let mut described = descriptor(
+            "good",
+            r#"{"type":"object","additionalProperties":false,"properties":{}}"#,
+        );
+        described.output_schema_json = r#"{"type":"object"}"#.into();
+        let snapshot = Snapshot::from_descriptors(vec![described]);
+        let tool = snapshot.get("good").unwrap();
+        let full: Value = serde_json::from_str(tool.listing(Profile::Default).get()).unwrap();
+        assert_eq!(full["inputSchema"]["additionalProperties"], false);
+        assert_eq!(full["outputSchema"]["type"], "object");
+        let platform: Value = serde_json::from_str(tool.listing(Profile::Google).get()).unwrap();
+        assert!(platform.get("outputSchema").is_none());
+        assert!(
+            platform["inputSchema"]
+                .get("additionalProperties")
+                .is_none()
+        );
+        assert_eq!(platform["inputSchema"]["type"], "object");
     }
 
     #[test]

@@ -84,8 +84,9 @@ pub enum Profile {
     /// `structuredContent` plus a short text; every tool failure is an `isError` result.
     #[default]
     Default,
-    /// Connected Apps: JSON payload in the text block, fatal failures as
-    /// JSON-RPC errors with the platform codes.
+    /// Connected Apps (seed 004): the JSON payload in the text block, no
+    /// `outputSchema` listed; recoverable failures are `isError` results,
+    /// fatal ones JSON-RPC errors with the platform codes.
     Google,
 }
 
@@ -217,6 +218,17 @@ impl Default for Deadlines {
             auth_ms: 5_000,
             connect_ms: 1_500,
         }
+    }
+}
+
+impl Deadlines {
+    /// The bound of a whole MCP request once its body is read: the token
+    /// check, the longest tool deadline and a margin, so that the tool's own
+    /// deadline (which has the precise code) always fires first.
+    pub fn request(&self) -> std::time::Duration {
+        let longest_call = self.read_ms.max(self.analytics_ms).max(self.write_ms);
+        std::time::Duration::from_millis(self.auth_ms + longest_call)
+            + std::time::Duration::from_secs(5)
     }
 }
 

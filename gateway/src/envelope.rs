@@ -1,16 +1,27 @@
-//! The one place where a tool outcome becomes what a client profile expects:
-//! the Chataigne envelope `{data, meta}` for successes and failures, carried
-//! in `structuredContent` (default profile) or serialized into the text block
-//! with fatal failures raised as JSON-RPC errors (Connected Apps profile).
+//! The one place where a tool outcome becomes what a client profile expects.
+//!
+//! - A success is the Chataigne envelope `{data, meta}`: in `structuredContent`
+//!   beside a short text (default profile; it validates against the tool's
+//!   `outputSchema`), or serialized as the only text block (Connected Apps
+//!   profile, which lists no `outputSchema` and reads no `structuredContent`).
+//! - A failure that stays a tool result (every failure on the default
+//!   profile, the recoverable ones on the Connected Apps profile) is
+//!   `isError: true` with two text blocks, the actionable message and the
+//!   envelope `{data:{error}, meta}` as JSON, and no `structuredContent`: an
+//!   error result need not match the tool's `outputSchema`, and clients that
+//!   validate structured content against it (the TypeScript SDK, the
+//!   Inspector) would refuse one that does not.
+//! - A fatal failure on the Connected Apps profile is a JSON-RPC error with
+//!   the platform code of [`ErrorCode::treatment`] and the error object as
+//!   `data`.
 
-use chataigne_common::Category;
-use chataigne_common::codes::DecodedStatus;
+use chataigne_common::codes::{DecodedStatus, Treatment};
 use serde::Serialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
 use crate::config::Profile;
-use crate::jsonrpc::ErrorObject;
+use crate::jsonrpc::{self, ErrorObject};
 
 /// A tool's successful output, as the tool-service returned it.
 pub struct Success {
@@ -28,8 +39,8 @@ pub struct Success {
 /// What the client receives for a tool call.
 #[derive(Debug)]
 pub enum Reply {
-    /// A `CallToolResult` (possibly with `isError: true`).
-    Result(Value),
+    /// A serialized `CallToolResult` (possibly with `isError: true`).
+    Result(Box<RawValue>),
     /// A JSON-RPC error (fatal failure in the Connected Apps profile).
     Error(ErrorObject),
 }
@@ -55,6 +66,7 @@ struct Field<'a> {
     description: &'a str,
 }
 
+/// The envelope's `data.error`.
 #[derive(Serialize)]
 struct ErrorBody<'a> {
     code: &'static str,
@@ -70,8 +82,49 @@ struct ErrorBody<'a> {
     details: Option<serde_json::Map<String, Value>>,
 }
 
-fn text_block(text: &str) -> Value {
-    json!([{ "type": "text", "text": text }])
+#[derive(Serialize)]
+struct ErrorData<'a> {
+    error: &'a ErrorBody<'a>,
+}
+
+#[derive(Serialize)]
+struct ErrorMeta<'a> {
+    request_id: &'a str,
+}
+
+#[derive(Serialize)]
+struct ErrorPayload<'a> {
+    data: ErrorData<'a>,
+    meta: ErrorMeta<'a>,
+}
+
+#[derive(Serialize)]
+struct TextBlock<'a> {
+    r#type: &'static str,
+    text: &'a str,
+}
+
+fn text(text: &str) -> TextBlock<'_> {
+    TextBlock {
+        r#type: "text",
+        text,
+    }
+}
+
+/// A `CallToolResult`, serialized once.
+#[derive(Serialize)]
+struct CallToolResult<'a> {
+    content: Vec<TextBlock<'a>>,
+    #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a RawValue>,
+    #[serde(rename = "isError")]
+    is_error: bool,
+}
+
+/// Serializes what only holds text and already-valid JSON (it cannot fail;
+/// `null` would stand for it if it did).
+fn raw(value: &impl Serialize) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned())
 }
 
 /// Shapes a success for `profile`.
@@ -85,30 +138,30 @@ pub fn success(profile: Profile, request_id: &str, success: &Success) -> Reply {
             replayed: success.replayed,
         },
     };
-    let serialized = serde_json::to_string(&payload).unwrap_or_default();
+    let serialized = raw(&payload);
     Reply::Result(match profile {
         Profile::Default => {
-            let text = if success.text.trim().is_empty() {
-                serialized.as_str()
+            let summary = if success.text.trim().is_empty() {
+                serialized.get()
             } else {
                 success.text.as_str()
             };
-            json!({
-                "content": text_block(text),
-                "structuredContent": serde_json::to_value(&payload).unwrap_or(Value::Null),
-                "isError": false,
+            raw(&CallToolResult {
+                content: vec![text(summary)],
+                structured_content: Some(&serialized),
+                is_error: false,
             })
         }
-        Profile::Google => json!({
-            "content": text_block(&serialized),
-            "isError": false,
+        Profile::Google => raw(&CallToolResult {
+            content: vec![text(serialized.get())],
+            structured_content: None,
+            is_error: false,
         }),
     })
 }
 
-/// The `error` object of the envelope.
-fn error_object(failure: &DecodedStatus, request_id: &str) -> Value {
-    let body = ErrorBody {
+fn error_body<'a>(failure: &'a DecodedStatus, request_id: &'a str) -> ErrorBody<'a> {
+    ErrorBody {
         code: failure.code.as_str(),
         category: failure.code.category().as_str(),
         retryable: failure.code.retryable(),
@@ -134,59 +187,59 @@ fn error_object(failure: &DecodedStatus, request_id: &str) -> Value {
                 .map(|(k, v)| (k.clone(), Value::String(v.clone())))
                 .collect()
         }),
-    };
-    serde_json::to_value(body).unwrap_or(Value::Null)
-}
-
-/// Connected Apps platform codes for the categories it handles itself.
-fn platform_code(category: Category) -> Option<i64> {
-    match category {
-        Category::RateLimit => Some(-32300),
-        Category::Validation => Some(-32301),
-        Category::Authentication | Category::Authorization => Some(-32302),
-        Category::Internal => Some(-32400),
-        Category::Timeout => Some(-32500),
-        Category::Dependency => Some(-32502),
-        Category::NotFound | Category::Conflict => None,
     }
 }
 
-/// Shapes a failure for `profile`.
-pub fn failure(profile: Profile, request_id: &str, failure: &DecodedStatus) -> Reply {
-    let error = error_object(failure, request_id);
-    let payload = json!({ "data": { "error": error }, "meta": { "request_id": request_id } });
-    match profile {
-        Profile::Default => Reply::Result(json!({
-            "content": text_block(&failure.message),
-            "structuredContent": payload,
-            "isError": true,
-        })),
-        Profile::Google => match platform_code(failure.code.category()) {
-            Some(code) => Reply::Error(ErrorObject {
-                code,
-                message: failure.message.clone(),
-                data: Some(error),
-            }),
-            None => Reply::Result(json!({
-                "content": text_block(&payload.to_string()),
-                "isError": true,
-            })),
-        },
-    }
+/// The `error` object of the envelope, as the `data` of a JSON-RPC error.
+pub fn error_data(failure: &DecodedStatus, request_id: &str) -> Value {
+    serde_json::to_value(error_body(failure, request_id)).unwrap_or(Value::Null)
 }
 
-/// A failure of a protocol method other than a tool call (e.g. the
-/// catalogue cannot be listed): always a JSON-RPC error.
-pub fn method_failure(profile: Profile, request_id: &str, failure: &DecodedStatus) -> ErrorObject {
-    let code = match profile {
-        Profile::Default => None,
-        Profile::Google => platform_code(failure.code.category()),
-    };
+/// The `isError` result carrying `failure`: the message, then the envelope.
+fn error_result(failure: &DecodedStatus, request_id: &str) -> Box<RawValue> {
+    let body = error_body(failure, request_id);
+    let envelope = serde_json::to_string(&ErrorPayload {
+        data: ErrorData { error: &body },
+        meta: ErrorMeta { request_id },
+    })
+    .unwrap_or_default();
+    raw(&CallToolResult {
+        content: vec![text(&failure.message), text(&envelope)],
+        structured_content: None,
+        is_error: true,
+    })
+}
+
+/// The JSON-RPC error of a fatal `failure` with the platform `code`.
+fn fatal(code: i64, failure: &DecodedStatus, request_id: &str) -> ErrorObject {
     ErrorObject {
-        code: code.unwrap_or(crate::jsonrpc::INTERNAL_ERROR),
+        code,
         message: failure.message.clone(),
-        data: Some(error_object(failure, request_id)),
+        data: Some(error_data(failure, request_id)),
     }
+}
+
+/// Shapes a tool failure for `profile`.
+pub fn failure(profile: Profile, request_id: &str, failure: &DecodedStatus) -> Reply {
+    match (profile, failure.code.treatment()) {
+        (Profile::Google, Treatment::Fatal(platform)) => {
+            Reply::Error(fatal(platform.code(), failure, request_id))
+        }
+        (Profile::Default, _) | (Profile::Google, Treatment::Recoverable) => {
+            Reply::Result(error_result(failure, request_id))
+        }
+    }
+}
+
+/// A failure outside a tool's result (another method, or a request refused
+/// before its method ran): always a JSON-RPC error, with the platform code on
+/// the Connected Apps profile and `-32603` otherwise.
+pub fn method_failure(profile: Profile, request_id: &str, failure: &DecodedStatus) -> ErrorObject {
+    let code = match (profile, failure.code.treatment()) {
+        (Profile::Google, Treatment::Fatal(platform)) => platform.code(),
+        _ => jsonrpc::INTERNAL_ERROR,
+    };
+    fatal(code, failure, request_id)
 }
 
 #[cfg(test)]
@@ -205,37 +258,116 @@ mod tests {
         }
     }
 
+    fn parsed(raw: &RawValue) -> Value {
+        serde_json::from_str(raw.get()).unwrap()
+    }
+
+    /// The envelope of an `isError` result: the JSON of its last text block.
+    fn envelope_of(result: &Value) -> Value {
+        let blocks = result["content"].as_array().unwrap();
+        serde_json::from_str(blocks.last().unwrap()["text"].as_str().unwrap()).unwrap()
+    }
+
     #[test]
-    fn every_category_has_a_google_shape() {
+    fn connected_apps_raises_exactly_the_fatal_codes() {
         for &code in ErrorCode::ALL {
-            match failure(Profile::Google, "req_1", &decoded(code)) {
-                Reply::Error(error) => {
+            match (
+                failure(Profile::Google, "req_1", &decoded(code)),
+                code.treatment(),
+            ) {
+                (Reply::Error(error), Treatment::Fatal(platform)) => {
+                    assert_eq!(error.code, platform.code(), "{code:?}");
                     assert!((-32502..=-32300).contains(&error.code), "{code:?}");
-                    assert_eq!(error.data.as_ref().unwrap()["code"], code.as_str());
+                    let data = error.data.as_ref().unwrap();
+                    assert_eq!(data["code"], code.as_str());
+                    assert_eq!(data["request_id"], "req_1");
                 }
-                Reply::Result(result) => {
+                (Reply::Result(result), Treatment::Recoverable) => {
+                    let result = parsed(&result);
                     assert_eq!(result["isError"], true);
-                    assert!(matches!(
-                        code.category(),
-                        Category::NotFound | Category::Conflict
-                    ));
+                    assert!(result.get("structuredContent").is_none());
+                    assert_eq!(envelope_of(&result)["data"]["error"]["code"], code.as_str());
                 }
+                (reply, treatment) => panic!("{code:?}: {reply:?} for {treatment:?}"),
             }
         }
     }
 
     #[test]
-    fn default_failures_carry_the_envelope() {
+    fn recoverable_errors_are_tool_results_a_model_can_read() {
+        for code in [
+            ErrorCode::InvalidArguments,
+            ErrorCode::ResourceForbidden,
+            ErrorCode::CursorInvalid,
+            ErrorCode::ExpectedStateMismatch,
+        ] {
+            assert_eq!(code.treatment(), Treatment::Recoverable, "{code:?}");
+        }
+    }
+
+    #[test]
+    fn default_failures_carry_the_envelope_as_text_without_structured_content() {
         let Reply::Result(result) =
             failure(Profile::Default, "req_9", &decoded(ErrorCode::RateLimited))
         else {
             panic!("default profile never raises");
         };
-        let error = &result["structuredContent"]["data"]["error"];
+        let result = parsed(&result);
+        assert_eq!(result["isError"], true);
+        assert!(result.get("structuredContent").is_none());
+        assert_eq!(
+            result["content"][0]["text"],
+            ErrorCode::RateLimited.default_message()
+        );
+        let envelope = envelope_of(&result);
+        let error = &envelope["data"]["error"];
         assert_eq!(error["code"], "MCP_RATE_LIMITED");
         assert_eq!(error["category"], "rate_limit");
         assert_eq!(error["retryable"], true);
         assert_eq!(error["retry_after_ms"], 1500);
-        assert_eq!(result["structuredContent"]["meta"]["request_id"], "req_9");
+        assert_eq!(error["request_id"], "req_9");
+        assert_eq!(envelope["meta"]["request_id"], "req_9");
+    }
+
+    fn a_success() -> Success {
+        Success {
+            data: RawValue::from_string(r#"{"orders":[]}"#.to_owned()).unwrap(),
+            text: "No orders match.".to_owned(),
+            next_cursor: "c1".to_owned(),
+            truncated: false,
+            replayed: false,
+        }
+    }
+
+    #[test]
+    fn default_successes_are_structured_with_a_summary() {
+        let Reply::Result(result) = success(Profile::Default, "req_2", &a_success()) else {
+            panic!("a success is a result");
+        };
+        let result = parsed(&result);
+        assert_eq!(result["isError"], false);
+        assert_eq!(result["content"][0]["text"], "No orders match.");
+        assert_eq!(result["structuredContent"]["data"]["orders"], json_empty());
+        assert_eq!(result["structuredContent"]["meta"]["next_cursor"], "c1");
+        assert_eq!(result["structuredContent"]["meta"]["request_id"], "req_2");
+    }
+
+    #[test]
+    fn connected_apps_successes_are_the_payload_as_json_text() {
+        let Reply::Result(result) = success(Profile::Google, "req_3", &a_success()) else {
+            panic!("a success is a result");
+        };
+        let result = parsed(&result);
+        assert!(result.get("structuredContent").is_none());
+        let blocks = result["content"].as_array().unwrap();
+        assert_eq!(blocks.len(), 1);
+        let payload: Value = serde_json::from_str(blocks[0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(payload["data"]["orders"], json_empty());
+        assert_eq!(payload["meta"]["request_id"], "req_3");
+        assert_eq!(payload["meta"]["replayed"], false);
+    }
+
+    fn json_empty() -> Value {
+        Value::Array(Vec::new())
     }
 }

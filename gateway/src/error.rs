@@ -9,7 +9,10 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use serde_json::json;
 
-use crate::config::Profile;
+use chataigne_common::ErrorCode;
+use chataigne_common::codes::DecodedStatus;
+
+use crate::handler::ReplyTo;
 use crate::jsonrpc::{self, ErrorObject, Id, Invalid};
 use crate::reply;
 
@@ -50,14 +53,19 @@ pub enum GatewayError {
     #[error("too many authentication attempts")]
     AuthRateLimited { retry_after: Option<Duration> },
     #[error("too many requests from this address")]
-    AddressRateLimited {
-        profile: Profile,
-        retry_after: Duration,
-    },
+    AddressRateLimited { retry_after: Duration },
     #[error("the auth-service is unavailable")]
-    AuthUnavailable { profile: Profile },
+    AuthUnavailable,
     #[error("tool failure raised as a JSON-RPC error")]
     ToolFatal(Id, ErrorObject),
+    /// A refusal of a request whose id was read, answered as a JSON-RPC error
+    /// to that id (HTTP 200, so that clients read it as the call's answer).
+    #[error("request refused: {}", .error.message)]
+    Answered {
+        id: Id,
+        error: ErrorObject,
+        retry_after: Option<Duration>,
+    },
     /// A scope check inside a tool failed (MCP step-up): HTTP 403 with an
     /// `insufficient_scope` challenge; the body is the serialized JSON-RPC
     /// reply (the `MCP_SCOPE_REQUIRED` envelope) for clients that read it.
@@ -72,12 +80,62 @@ pub enum GatewayError {
 /// Server-defined JSON-RPC code for a request refused at the HTTP layer for
 /// lack of valid credentials.
 const UNAUTHENTICATED: i64 = -32001;
-/// Connected Apps platform code for an unavailable dependency.
-const PLATFORM_SERVICE_UNAVAILABLE: i64 = -32502;
-/// Connected Apps platform code for a rate-limited request.
-const PLATFORM_RATE_LIMITED: i64 = -32300;
 
 impl GatewayError {
+    /// The shared code and message of a refusal that can be answered to the
+    /// request's id; `None` for errors that keep their HTTP meaning.
+    fn refusal(&self) -> Option<DecodedStatus> {
+        let (code, message, retry_after) = match self {
+            GatewayError::AddressRateLimited { retry_after } => (
+                ErrorCode::RateLimited,
+                "Too many requests from this network address. Retry after the suggested delay.",
+                Some(*retry_after),
+            ),
+            GatewayError::AuthRateLimited { retry_after } => (
+                ErrorCode::RateLimited,
+                "Too many sign-in checks. Retry after the suggested delay.",
+                Some(retry_after.unwrap_or(Duration::from_secs(1))),
+            ),
+            GatewayError::AuthUnavailable => (
+                ErrorCode::DependencyUnavailable,
+                "The sign-in service is unavailable. Retry shortly.",
+                Some(Duration::from_secs(1)),
+            ),
+            GatewayError::Timeout => (
+                ErrorCode::ToolTimeout,
+                "The request did not finish in time. Retry; if it was a change, read the \
+                 resource's current state first.",
+                None,
+            ),
+            GatewayError::Internal => (
+                ErrorCode::InternalError,
+                ErrorCode::InternalError.default_message(),
+                None,
+            ),
+            _ => return None,
+        };
+        Some(DecodedStatus {
+            code,
+            message: message.to_owned(),
+            retry_after,
+            violations: Vec::new(),
+            metadata: Vec::new(),
+        })
+    }
+
+    /// This error as the answer to `to`: refusals become a JSON-RPC error to
+    /// its id, with the profile's code; other errors are unchanged.
+    pub fn answering(self, to: &ReplyTo, request_id: &str) -> GatewayError {
+        match self.refusal() {
+            Some(failure) => GatewayError::Answered {
+                id: to.id.clone(),
+                error: crate::envelope::method_failure(to.profile, request_id, &failure),
+                retry_after: failure.retry_after,
+            },
+            None => self,
+        }
+    }
+
     /// The outcome label of the request log line.
     pub fn outcome(&self) -> &'static str {
         match self {
@@ -98,6 +156,7 @@ impl GatewayError {
             GatewayError::AddressRateLimited { .. } => "address_rate_limited",
             GatewayError::AuthUnavailable { .. } => "auth_unavailable",
             GatewayError::ToolFatal(..) => "tool_error",
+            GatewayError::Answered { .. } => "refused",
             GatewayError::InsufficientScope { .. } => "insufficient_scope",
             GatewayError::Timeout => "timeout",
             GatewayError::Internal => "internal",
@@ -273,49 +332,43 @@ impl IntoResponse for GatewayError {
                     vec![(header::RETRY_AFTER, HeaderValue::from(secs))],
                 )
             }
-            GatewayError::AddressRateLimited {
-                profile,
-                retry_after,
-            } => {
-                let code = match profile {
-                    Profile::Default => jsonrpc::INTERNAL_ERROR,
-                    Profile::Google => PLATFORM_RATE_LIMITED,
-                };
+            GatewayError::AddressRateLimited { retry_after } => {
                 let retry_ms = u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX);
-                let error = ErrorObject {
-                    code,
-                    message: "Too many requests. Retry after the suggested delay.".to_owned(),
-                    data: Some(json!({
-                        "code": chataigne_common::ErrorCode::RateLimited.as_str(),
-                        "category": "rate_limit",
-                        "retryable": true,
-                        "retry_after_ms": retry_ms,
-                    })),
-                };
                 (
                     StatusCode::TOO_MANY_REQUESTS,
                     None,
-                    error,
+                    rpc_error(jsonrpc::INTERNAL_ERROR, message),
                     vec![(
                         header::RETRY_AFTER,
                         HeaderValue::from(retry_ms.div_ceil(1000).max(1)),
                     )],
                 )
             }
-            GatewayError::AuthUnavailable { profile } => {
-                let code = match profile {
-                    Profile::Default => jsonrpc::INTERNAL_ERROR,
-                    Profile::Google => PLATFORM_SERVICE_UNAVAILABLE,
-                };
-                (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    None,
-                    rpc_error(
-                        code,
-                        "The authorization service is unavailable. Retry shortly.",
-                    ),
-                    vec![(header::RETRY_AFTER, HeaderValue::from_static("1"))],
-                )
+            GatewayError::AuthUnavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                rpc_error(
+                    jsonrpc::INTERNAL_ERROR,
+                    "The authorization service is unavailable. Retry shortly.",
+                ),
+                vec![(header::RETRY_AFTER, HeaderValue::from_static("1"))],
+            ),
+            GatewayError::Answered {
+                id,
+                error,
+                retry_after,
+            } => {
+                let headers = retry_after
+                    .map(|delay| {
+                        let secs = delay.as_millis().div_ceil(1000).max(1);
+                        (
+                            header::RETRY_AFTER,
+                            HeaderValue::from(u64::try_from(secs).unwrap_or(u64::MAX)),
+                        )
+                    })
+                    .into_iter()
+                    .collect();
+                (StatusCode::OK, Some(id), error, headers)
             }
             GatewayError::ToolFatal(id, error) => (StatusCode::OK, Some(id), error, vec![]),
             GatewayError::InsufficientScope { body, challenge } => {
@@ -379,5 +432,83 @@ mod tests {
             .to_str()
             .unwrap_or_default();
         assert!(header.starts_with("Bearer error=\"insufficient_scope\""));
+    }
+
+    async fn body_of(response: Response) -> serde_json::Value {
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    /// Refusals decided after the message was read answer its id with the
+    /// profile's code, over HTTP 200, with the Chataigne code and request id;
+    /// the same refusal of a message without id keeps its HTTP status.
+    #[tokio::test]
+    async fn refusals_after_the_message_is_read_answer_its_id() {
+        type Make = fn() -> GatewayError;
+        let cases: [(Make, &str, i64, StatusCode); 5] = [
+            (
+                || GatewayError::AddressRateLimited {
+                    retry_after: Duration::from_millis(2500),
+                },
+                "MCP_RATE_LIMITED",
+                -32300,
+                StatusCode::TOO_MANY_REQUESTS,
+            ),
+            (
+                || GatewayError::AuthRateLimited { retry_after: None },
+                "MCP_RATE_LIMITED",
+                -32300,
+                StatusCode::TOO_MANY_REQUESTS,
+            ),
+            (
+                || GatewayError::AuthUnavailable,
+                "MCP_DEPENDENCY_UNAVAILABLE",
+                -32502,
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (
+                || GatewayError::Timeout,
+                "MCP_TOOL_TIMEOUT",
+                -32500,
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (
+                || GatewayError::Internal,
+                "MCP_INTERNAL_ERROR",
+                -32400,
+                StatusCode::INTERNAL_SERVER_ERROR,
+            ),
+        ];
+        for (make, code, platform, without_id) in cases {
+            let label = make().outcome();
+            assert_eq!(make().into_response().status(), without_id, "{label}");
+            for (profile, rpc_code) in [
+                (crate::config::Profile::Google, platform),
+                (crate::config::Profile::Default, jsonrpc::INTERNAL_ERROR),
+            ] {
+                let to = ReplyTo {
+                    id: Id::Number(7.into()),
+                    profile,
+                };
+                let response = make().answering(&to, "req_7").into_response();
+                assert_eq!(response.status(), StatusCode::OK, "{label}");
+                let body = body_of(response).await;
+                assert_eq!(body["id"], 7, "{label}: {body}");
+                assert_eq!(body["error"]["code"], rpc_code, "{label}: {body}");
+                assert_eq!(body["error"]["data"]["code"], code, "{label}");
+                assert_eq!(body["error"]["data"]["request_id"], "req_7", "{label}");
+            }
+        }
+        // Errors about the HTTP exchange itself keep their status.
+        let to = ReplyTo {
+            id: Id::Number(7.into()),
+            profile: crate::config::Profile::Google,
+        };
+        let response = GatewayError::PayloadTooLarge
+            .answering(&to, "req_7")
+            .into_response();
+        assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
     }
 }

@@ -1,13 +1,15 @@
 //! The MCP endpoint: one POST, one JSON-RPC message, one JSON response.
-//! Order of checks: endpoint (path + Host), method, per-address limit,
-//! transport headers,
-//! bearer token, body size, UTF-8, nesting depth, JSON, JSON-RPC shape.
+//! Order of checks: endpoint (path + Host), method, transport headers, body
+//! size, UTF-8, nesting depth, JSON, JSON-RPC shape (from here on a refusal
+//! answers the request's id), per-address limit, bearer token, method.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
+use futures::FutureExt;
 use http::{Method, StatusCode, header};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
@@ -38,19 +40,36 @@ pub fn host(request: &Request) -> Option<String> {
 }
 
 /// Serves a request to the endpoint path `path`, logging one line.
+///
+/// Once the body's JSON-RPC id is read, every later refusal (per-address
+/// limit, auth-service outage or rate limit, the request's own time bound, a
+/// panic) is answered as a JSON-RPC error to that id, with the profile's code
+/// and the error object carrying the Chataigne code and request id.
 pub async fn handle(state: SharedState, path: Arc<str>, request: Request) -> Response {
     let id = request
         .extensions()
         .get::<RequestId>()
         .map_or_else(request_id::generate, |id| id.0.clone());
     let mut log = RequestLog::new(id);
-    let response = match serve(&state, &path, request, &mut log).await {
+    let mut reply_to = None;
+    let served = AssertUnwindSafe(serve(&state, &path, request, &mut log, &mut reply_to))
+        .catch_unwind()
+        .await;
+    let result = served.unwrap_or_else(|_panic| {
+        tracing::error!(request_id = %log.request_id, "request handler panicked");
+        Err(GatewayError::Internal)
+    });
+    let response = match result {
         Ok(response) => response,
         Err(error) => {
             if log.outcome == "ok" {
                 log.outcome = error.outcome();
             }
-            error.into_response()
+            match &reply_to {
+                Some(to) => error.answering(to, &log.request_id),
+                None => error,
+            }
+            .into_response()
         }
     };
     log.emit(response.status().as_u16());
@@ -85,7 +104,6 @@ async fn read_body(body: Body, max: usize) -> Result<Vec<u8>, GatewayError> {
 async fn limit_address(
     state: &SharedState,
     client: Option<ClientAddress>,
-    profile: crate::config::Profile,
 ) -> Result<(), GatewayError> {
     let per_minute = state.config.rate_limits.per_ip_per_minute;
     let Some(ClientAddress(client)) = client else {
@@ -97,10 +115,7 @@ async fn limit_address(
         Ok(Decision::Limited(retry_after)) => {
             state.metrics.rate_limited(Limit::Address);
             tracing::info!(client = %client, "request refused by the per-address limit");
-            Err(GatewayError::AddressRateLimited {
-                profile,
-                retry_after,
-            })
+            Err(GatewayError::AddressRateLimited { retry_after })
         }
         Err(error) => {
             state.metrics.served_without(Store::RateLimit);
@@ -115,6 +130,7 @@ async fn serve(
     path: &str,
     request: Request,
     log: &mut RequestLog,
+    reply_to: &mut Option<ReplyTo>,
 ) -> Result<Response, GatewayError> {
     let endpoint = state
         .endpoints
@@ -125,21 +141,9 @@ async fn serve(
     }
     let config = &state.config;
     let client = request.extensions().get::<ClientAddress>().copied();
-    limit_address(state, client, endpoint.profile).await?;
     transport::check(request.headers(), &endpoint, &config.allowed_origins)?;
-    let auth_deadline = std::time::Duration::from_millis(config.deadlines.auth_ms);
-    let principal = auth::authenticate(
-        state,
-        &endpoint,
-        request.headers(),
-        &log.request_id,
-        auth_deadline,
-    )
-    .await?;
-    log.client_id = Some(principal.client_id.clone());
-    log.user_id = Some(principal.user_id.clone());
-
-    let bytes = read_body(request.into_body(), config.max_body_bytes).await?;
+    let (parts, body) = request.into_parts();
+    let bytes = read_body(body, config.max_body_bytes).await?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| GatewayError::Parse("the request body is not valid UTF-8"))?;
     if json_depth::exceeds(text.as_bytes(), config.max_json_depth) {
@@ -150,17 +154,57 @@ async fn serve(
     }
     let document: serde_json::Value = serde_json::from_str(text)
         .map_err(|_| GatewayError::Parse("the request body is not valid JSON"))?;
-    match jsonrpc::classify(document).map_err(GatewayError::InvalidRequest)? {
+    let incoming = jsonrpc::classify(document).map_err(GatewayError::InvalidRequest)?;
+    if let Incoming::Request { id, method, .. } = &incoming {
+        log.set_method(method);
+        *reply_to = Some(ReplyTo {
+            id: id.clone(),
+            profile: endpoint.profile,
+        });
+    }
+    let bounded = tokio::time::timeout(
+        config.deadlines.request(),
+        answer(state, &endpoint, client, &parts.headers, incoming, log),
+    );
+    bounded.await.unwrap_or_else(|_elapsed| {
+        tracing::warn!("request exceeded the gateway timeout");
+        Err(GatewayError::Timeout)
+    })
+}
+
+/// The JSON-RPC id and profile a refusal is answered to.
+pub struct ReplyTo {
+    pub id: jsonrpc::Id,
+    pub profile: crate::config::Profile,
+}
+
+/// Everything after the message is read: the per-address limit, the bearer
+/// token, then the method.
+async fn answer(
+    state: &SharedState,
+    endpoint: &Arc<crate::endpoints::Endpoint>,
+    client: Option<ClientAddress>,
+    headers: &http::HeaderMap,
+    incoming: Incoming,
+    log: &mut RequestLog,
+) -> Result<Response, GatewayError> {
+    let config = &state.config;
+    limit_address(state, client).await?;
+    let auth_deadline = std::time::Duration::from_millis(config.deadlines.auth_ms);
+    let principal =
+        auth::authenticate(state, endpoint, headers, &log.request_id, auth_deadline).await?;
+    log.client_id = Some(principal.client_id.clone());
+    log.user_id = Some(principal.user_id.clone());
+    match incoming {
         Incoming::Notification { method } => {
             log.set_method(&method);
             Ok(reply::accepted())
         }
         Incoming::Response => Ok(reply::accepted()),
         Incoming::Request { id, method, params } => {
-            log.set_method(&method);
             let ctx = Context {
                 state,
-                endpoint: &endpoint,
+                endpoint,
                 principal: &principal,
                 log,
             };

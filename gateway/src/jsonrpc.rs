@@ -116,10 +116,12 @@ struct SuccessBody<'a> {
     result: &'a serde_json::value::RawValue,
 }
 
-/// The body of an error response; `id` is `null` when unknown.
+/// The body of an error response; `id` is left out when it could not be read
+/// (the 2025-11-25 schema makes it optional rather than `null`).
 #[derive(Serialize)]
 struct ErrorBody<'a> {
     jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a Id>,
     error: &'a ErrorObject,
 }

@@ -54,7 +54,7 @@ pub async fn list(ctx: Context<'_>, id: &Id) -> Result<Box<RawValue>, GatewayErr
         .tools()
         .filter(|tool| visible(tool, ctx.principal))
         .filter(|tool| writes_enabled || !tool.write)
-        .map(|tool| tool.listing.as_ref())
+        .map(|tool| tool.listing(ctx.endpoint.profile))
         .collect();
     to_raw(&ListResult { tools })
 }
@@ -86,7 +86,7 @@ fn unknown_tool(id: &Id, name: &str) -> GatewayError {
 
 fn reply(reply: Reply, id: &Id) -> Result<Box<RawValue>, GatewayError> {
     match reply {
-        Reply::Result(result) => to_raw(&result),
+        Reply::Result(result) => Ok(result),
         Reply::Error(error) => Err(GatewayError::ToolFatal(id.clone(), error)),
     }
 }
@@ -177,10 +177,7 @@ fn step_up(
         .map(|(_, scope)| scope.as_str())
         .unwrap_or_default();
     let body = match envelope::failure(ctx.endpoint.profile, request_id, failure) {
-        Reply::Result(result) => match serde_json::value::to_raw_value(&result) {
-            Ok(raw) => crate::jsonrpc::success(id, &raw),
-            Err(_) => return GatewayError::Internal,
-        },
+        Reply::Result(result) => crate::jsonrpc::success(id, &result),
         Reply::Error(error) => crate::jsonrpc::error(Some(id), &error),
     };
     GatewayError::InsufficientScope {

@@ -143,31 +143,51 @@ async fn the_token_audience_is_the_endpoint_canonical_url() {
     h.shutdown().await;
 }
 
+/// The answer to a request refused because the auth-service is down: a
+/// JSON-RPC error to the request's own id (HTTP 200, never a 5xx a client
+/// would drop, never a 401 that would sign the user out), carrying the
+/// Chataigne code and the request id.
+fn assert_dependency_refusal(status: u16, body: &Value, rpc_code: i64) {
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["id"], 1, "{body}");
+    assert_eq!(body["error"]["code"], rpc_code, "{body}");
+    assert_eq!(body["error"]["data"]["code"], "MCP_DEPENDENCY_UNAVAILABLE");
+    assert_eq!(body["error"]["data"]["retryable"], true);
+    assert!(
+        body["error"]["data"]["request_id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("req_")),
+        "{body}"
+    );
+}
+
 #[tokio::test]
-async fn an_unreachable_auth_service_is_503_not_401() {
+async fn an_unreachable_auth_service_is_answered_to_the_request_not_401() {
     let down = closed_port_url().await;
     let h = Harness::start_with(|config| config.auth_service_url = down).await;
     let started = std::time::Instant::now();
     let (status, body) = status_and_json(h.post(TOKEN_ALL).body(PING).send().await.unwrap()).await;
-    assert_eq!(status, 503, "{body}");
-    assert_eq!(body["error"]["code"], -32603);
+    assert_dependency_refusal(status, &body, -32603);
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
     // The google profile gets the platform's service-unavailable code.
     let (status, body) = h
         .rpc_google(TOKEN_ALL, serde_json::from_str(PING).unwrap())
         .await;
-    assert_eq!(status, 503);
-    assert_eq!(body["error"]["code"], -32502);
+    assert_dependency_refusal(status, &body, -32502);
+    // A notification has no id to answer: the HTTP status says it.
+    let notification = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let response = h.post(TOKEN_ALL).body(notification).send().await.unwrap();
+    assert_eq!(response.status(), 503);
     h.shutdown().await;
 }
 
 #[tokio::test]
-async fn a_slow_or_failing_auth_service_is_503() {
+async fn a_slow_or_failing_auth_service_is_answered_as_unavailable() {
     let h = Harness::start().await;
     for token in [TOKEN_SLOW, TOKEN_BROKEN] {
         let started = std::time::Instant::now();
         let (status, body) = status_and_json(h.post(token).body(PING).send().await.unwrap()).await;
-        assert_eq!(status, 503, "{token}: {body}");
+        assert_dependency_refusal(status, &body, -32603);
         assert!(
             started.elapsed() < std::time::Duration::from_secs(2),
             "{token}"

@@ -5,6 +5,7 @@
 
 mod support;
 
+use chataigne_common::testing::envelope;
 use serde_json::{Value, json};
 use support::{Harness, TOKEN_ALL, TOKEN_READ, assertion_for};
 
@@ -209,27 +210,28 @@ async fn backend_errors_map_to_the_envelope() {
     let body = h.call_tool(TOKEN_ALL, "order_get_missing", json!({})).await;
     let result = &body["result"];
     assert_eq!(result["isError"], true);
-    let error = &result["structuredContent"]["data"]["error"];
+    let error = &envelope(&result)["data"]["error"];
     assert_eq!(error["code"], "MCP_RESOURCE_NOT_FOUND");
     assert_eq!(error["category"], "not_found");
     assert_eq!(error["retryable"], false);
     assert!(is_request_id(&error["request_id"]));
-    assert_eq!(
-        result["structuredContent"]["meta"]["request_id"],
-        error["request_id"]
+    assert_eq!(envelope(result)["meta"]["request_id"], error["request_id"]);
+    assert!(
+        result.get("structuredContent").is_none(),
+        "an error result need not match the output schema, so it carries none"
     );
     assert_eq!(result["content"][0]["text"], error["message"]);
 
     let body = h
         .call_tool(TOKEN_ALL, "orders_rate_limited", json!({}))
         .await;
-    let error = &body["result"]["structuredContent"]["data"]["error"];
+    let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_RATE_LIMITED");
     assert_eq!(error["retryable"], true);
     assert_eq!(error["retry_after_ms"], 1500);
 
     let body = h.call_tool(TOKEN_ALL, "orders_invalid", json!({})).await;
-    let error = &body["result"]["structuredContent"]["data"]["error"];
+    let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["category"], "validation");
     assert_eq!(
         error["fields"],
@@ -239,7 +241,7 @@ async fn backend_errors_map_to_the_envelope() {
     let body = h
         .call_tool(TOKEN_ALL, "orders_unavailable", json!({}))
         .await;
-    let error = &body["result"]["structuredContent"]["data"]["error"];
+    let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_DEPENDENCY_UNAVAILABLE");
     assert!(
         !body.to_string().contains("10.0.0.7"),
@@ -253,7 +255,6 @@ async fn google_profile_raises_fatal_categories_with_platform_codes() {
     let h = Harness::start().await;
     for (tool, code, category) in [
         ("orders_rate_limited", -32300, "rate_limit"),
-        ("orders_invalid", -32301, "validation"),
         ("orders_unavailable", -32502, "dependency"),
         ("orders_slow", -32500, "timeout"),
     ] {
@@ -265,15 +266,24 @@ async fn google_profile_raises_fatal_categories_with_platform_codes() {
         assert!(is_request_id(&body["error"]["data"]["request_id"]));
         assert_eq!(body["error"]["message"], body["error"]["data"]["message"]);
     }
-    // Recoverable categories stay results, with the JSON in the text block.
-    let (_, body) = h
-        .rpc_google(TOKEN_ALL, call("order_get_missing", json!({})))
-        .await;
-    let result = &body["result"];
-    assert_eq!(result["isError"], true);
-    let payload: Value =
-        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(payload["data"]["error"]["code"], "MCP_RESOURCE_NOT_FOUND");
+    // Recoverable failures (seed 004: an unknown id, a bad argument) stay
+    // results: the actionable message, then the envelope as JSON text.
+    for (tool, code) in [
+        ("order_get_missing", "MCP_RESOURCE_NOT_FOUND"),
+        ("orders_invalid", "MCP_INVALID_ARGUMENTS"),
+    ] {
+        let (_, body) = h.rpc_google(TOKEN_ALL, call(tool, json!({}))).await;
+        let result = &body["result"];
+        assert_eq!(result["isError"], true, "{tool}: {body}");
+        assert!(result.get("structuredContent").is_none());
+        let payload: Value =
+            serde_json::from_str(result["content"][1]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(payload["data"]["error"]["code"], code);
+        assert_eq!(
+            result["content"][0]["text"],
+            payload["data"]["error"]["message"]
+        );
+    }
     h.shutdown().await;
 }
 
@@ -282,12 +292,12 @@ async fn deadlines_give_timeout_for_reads_and_outcome_unknown_for_writes() {
     let h = Harness::start().await;
     let started = std::time::Instant::now();
     let body = h.call_tool(TOKEN_ALL, "orders_slow", json!({})).await;
-    let error = &body["result"]["structuredContent"]["data"]["error"];
+    let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_TOOL_TIMEOUT", "{body}");
     assert_eq!(error["category"], "timeout");
     assert_eq!(error["retryable"], true);
     let body = h.call_tool(TOKEN_ALL, "order_slow_write", json!({})).await;
-    let error = &body["result"]["structuredContent"]["data"]["error"];
+    let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_OUTCOME_UNKNOWN", "{body}");
     assert_eq!(error["retryable"], false);
     assert!(started.elapsed() < std::time::Duration::from_millis(2500));
@@ -304,7 +314,7 @@ async fn an_unreachable_tool_service_is_a_quick_dependency_error() {
     let h = Harness::start_with(|config| config.tool_service_url = down).await;
     let started = std::time::Instant::now();
     let body = h.call_tool(TOKEN_ALL, "orders_list", json!({})).await;
-    let error = &body["result"]["structuredContent"]["data"]["error"];
+    let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_DEPENDENCY_UNAVAILABLE", "{body}");
     let (status, body) = h
         .rpc(
@@ -394,7 +404,7 @@ async fn disabled_writes_are_hidden_and_refused() {
     let body = h
         .call_tool(TOKEN_ALL, "order_status_update", json!({}))
         .await;
-    let error = &body["result"]["structuredContent"]["data"]["error"];
+    let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_WRITES_DISABLED", "{body}");
     assert!(
         h.tool_calls().is_empty(),
@@ -451,7 +461,7 @@ async fn shutdown_lets_in_flight_requests_finish() {
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
     assert_eq!(
-        body["result"]["structuredContent"]["data"]["error"]["code"],
+        envelope(&body["result"])["data"]["error"]["code"],
         "MCP_TOOL_TIMEOUT"
     );
 }

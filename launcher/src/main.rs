@@ -20,6 +20,12 @@ struct Args {
     /// Lifetime of the printed demo token, in hours.
     #[arg(long, default_value_t = 12)]
     token_hours: u64,
+    /// Client profile of the MCP endpoint: `default` (structured content,
+    /// every failure an `isError` result) or `google` (the Connected Apps
+    /// Platform: JSON payload as text, fatal failures as JSON-RPC errors with
+    /// the platform's codes).
+    #[arg(long, default_value = "default", env = "CHATAIGNE_PROFILE", value_parser = ["default", "google"])]
+    profile: String,
 }
 
 #[tokio::main]
@@ -29,6 +35,11 @@ async fn main() -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.data_dir)?;
     let mut config = chataigne::StackConfig::embedded(&args.data_dir);
     config.gateway_port = args.port;
+    if args.profile == "google" {
+        for endpoint in &mut config.gateway.endpoints {
+            endpoint.profile = chataigne_gateway::Profile::Google;
+        }
+    }
     let mut stack = chataigne::start(config).await?;
     let token = stack
         .token_for(
@@ -38,6 +49,7 @@ async fn main() -> anyhow::Result<()> {
         )
         .await?;
     println!("MCP_URL={}", stack.mcp_url);
+    println!("MCP_PROFILE={}", args.profile);
     println!("MCP_TOKEN={token}");
     println!(
         "curl -sS {} -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' \

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use chataigne_tests::process::start_embedded;
+use chataigne_tests::process::{start_embedded, start_embedded_with};
 use chataigne_tests::{SdkClients, TempDir};
 
 #[test]
@@ -20,6 +20,7 @@ fn embedded_binary_prints_a_working_url_and_token() {
     );
     let (url, token) = (start.url, start.token);
     assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp/v1"));
+    assert_eq!(start.profile, "default");
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let listed: serde_json::Value = runtime.block_on(async {
@@ -69,4 +70,52 @@ fn embedded_binary_prints_a_working_url_and_token() {
     assert!(killed.success());
     let status = child.0.wait().unwrap();
     assert!(status.success(), "clean exit on SIGTERM: {status:?}");
+}
+
+/// `--profile google` serves the Connected Apps profile on the same endpoint:
+/// no output schemas listed, each result's payload as JSON text, and fatal
+/// failures as JSON-RPC errors with the platform's codes.
+#[test]
+fn embedded_binary_serves_the_connected_apps_profile_on_request() {
+    let data = TempDir::new("embedded-google");
+    let (_child, start) = start_embedded_with(
+        Path::new(env!("CARGO_BIN_EXE_chataigne")),
+        &data.0,
+        &["--profile", "google"],
+    );
+    assert_eq!(start.profile, "google");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let post = |message: serde_json::Value| {
+        runtime.block_on(async {
+            reqwest::Client::new()
+                .post(&start.url)
+                .bearer_auth(&start.token)
+                .header("accept", "application/json, text/event-stream")
+                .json(&message)
+                .timeout(Duration::from_secs(30))
+                .send()
+                .await
+                .expect("gateway answers")
+                .json::<serde_json::Value>()
+                .await
+                .expect("json body")
+        })
+    };
+    let listed = post(serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
+    let tools = listed["result"]["tools"].as_array().expect("tools");
+    assert!(!tools.is_empty());
+    assert!(
+        tools.iter().all(|t| t.get("outputSchema").is_none()),
+        "{listed}"
+    );
+    let called = post(
+        serde_json::json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+        "params":{"name":"chataigne_orders_list","arguments":{"limit":2}}}),
+    );
+    let result = &called["result"];
+    assert!(result.get("structuredContent").is_none(), "{called}");
+    let payload: serde_json::Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).unwrap();
+    assert_eq!(payload["data"]["orders"].as_array().map(Vec::len), Some(2));
+    assert!(payload["meta"]["request_id"].is_string());
 }

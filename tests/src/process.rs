@@ -22,20 +22,31 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// What the embedded binary prints on start: the MCP URL, a token and a
-/// curl command line.
+/// What the embedded binary prints on start: `KEY=value` lines (the MCP
+/// URL, the profile, a token) and then a curl command line.
 pub struct EmbeddedStart {
     pub url: String,
     pub token: String,
+    pub profile: String,
     pub curl: String,
 }
 
 /// Starts the embedded binary at `binary` on a free port with its data in
-/// `data_dir`, and reads its three start-up lines (blocking).
+/// `data_dir`, and reads its start-up lines up to the curl line (blocking).
 pub fn start_embedded(binary: &Path, data_dir: &Path) -> (KillOnDrop, EmbeddedStart) {
+    start_embedded_with(binary, data_dir, &[])
+}
+
+/// Like [`start_embedded`], with extra command-line arguments.
+pub fn start_embedded_with(
+    binary: &Path,
+    data_dir: &Path,
+    args: &[&str],
+) -> (KillOnDrop, EmbeddedStart) {
     let mut child = Command::new(binary)
         .args(["--port", "0", "--data-dir"])
         .arg(data_dir)
+        .args(args)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -43,16 +54,19 @@ pub fn start_embedded(binary: &Path, data_dir: &Path) -> (KillOnDrop, EmbeddedSt
         .expect("embedded binary starts");
     let stdout = child.stdout.take().expect("stdout");
     let child = KillOnDrop(child);
-    let (mut url, mut token, mut curl) = (None, None, None);
+    let (mut url, mut token, mut profile, mut curl) = (None, None, None, None);
     let mut lines = BufReader::new(stdout).lines();
-    for line in lines.by_ref().take(3) {
+    for line in lines.by_ref().take(10) {
         let line = line.expect("utf-8 line");
         if let Some(value) = line.strip_prefix("MCP_URL=") {
             url = Some(value.to_owned());
         } else if let Some(value) = line.strip_prefix("MCP_TOKEN=") {
             token = Some(value.to_owned());
-        } else {
+        } else if let Some(value) = line.strip_prefix("MCP_PROFILE=") {
+            profile = Some(value.to_owned());
+        } else if line.starts_with("curl ") {
             curl = Some(line);
+            break;
         }
     }
     // Keep reading what it prints later, so that its stdout never closes.
@@ -60,7 +74,8 @@ pub fn start_embedded(binary: &Path, data_dir: &Path) -> (KillOnDrop, EmbeddedSt
     let start = EmbeddedStart {
         url: url.expect("MCP_URL printed"),
         token: token.expect("MCP_TOKEN printed"),
-        curl: curl.expect("a third line printed"),
+        profile: profile.expect("MCP_PROFILE printed"),
+        curl: curl.expect("a curl line printed"),
     };
     (child, start)
 }

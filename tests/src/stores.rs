@@ -2,6 +2,7 @@
 //! on the real Redis under a key prefix of its own (tests run in parallel
 //! against one server), and direct access to that Redis.
 
+use crate::envelope;
 use std::time::Duration;
 
 use chataigne::StackConfig;
@@ -123,7 +124,7 @@ pub async fn staff_messages(url: &str, id: &str) -> i64 {
 /// The envelope error code of a `tools/call` result, if it failed.
 pub fn error_code(result: &serde_json::Value) -> Option<String> {
     (result["isError"] == true).then(|| {
-        result["structuredContent"]["data"]["error"]["code"]
+        envelope(&result)["data"]["error"]["code"]
             .as_str()
             .unwrap_or("?")
             .to_owned()

@@ -12,6 +12,7 @@
 //! authorization by its precondition), and the message, instruction and
 //! creation tools add new rows under fresh idempotency keys.
 
+use chataigne_tests::envelope;
 use std::collections::{BTreeMap, BTreeSet};
 
 use chataigne_tests::{Backend, Outcome, Sandbox, demo};
@@ -423,7 +424,8 @@ fn tool_scope(tool: &str) -> &'static str {
 
 /// What a call ended in, as a cell reads it.
 fn classify(outcome: Outcome, body: &Value) -> Expect {
-    let code = body["result"]["structuredContent"]["data"]["error"]["code"].as_str();
+    let envelope = envelope(&body["result"]);
+    let code = envelope["data"]["error"]["code"].as_str();
     match (outcome, code) {
         (
             Outcome::Other,

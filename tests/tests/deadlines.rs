@@ -6,6 +6,7 @@
 //! downstream: once the deadline has passed, `pg_stat_activity` shows no query
 //! of the tool-service still waiting on that lock.
 
+use chataigne_tests::envelope;
 use std::time::{Duration, Instant};
 
 use chataigne_tests::demo::{LOC_PARIS, ORG_BISTRO, USER_MANAGER};
@@ -115,7 +116,7 @@ async fn slow_analytics_times_out_at_its_deadline_and_the_query_is_cancelled() {
         Some("MCP_TOOL_TIMEOUT"),
         "{result}"
     );
-    let error = &result["structuredContent"]["data"]["error"];
+    let error = &envelope(&result)["data"]["error"];
     assert_eq!(error["category"], "timeout", "{error}");
     assert!(
         elapsed >= ANALYTICS_DEADLINE - Duration::from_millis(100),

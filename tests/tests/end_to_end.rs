@@ -6,14 +6,16 @@ use chataigne_proto::auth::v1::{AuthenticateRequest, auth_service_client::AuthSe
 use chataigne_proto::tools::v1::{
     GetOrderRequest, ListOrdersRequest, OrderStatus, Page, restaurant_client::RestaurantClient,
 };
+use chataigne_tests::envelope;
 use chataigne_tests::{Backend, Sandbox, demo};
 use serde_json::{Value, json};
 
-fn error_code(result: &Value) -> &str {
+fn error_code(result: &Value) -> String {
     assert_eq!(result["isError"], true, "expected an error: {result}");
-    result["structuredContent"]["data"]["error"]["code"]
+    envelope(result)["data"]["error"]["code"]
         .as_str()
         .unwrap_or("")
+        .to_owned()
 }
 
 fn data(result: &Value) -> &Value {
@@ -173,8 +175,8 @@ async fn skeleton_end_to_end(backend: Backend) {
         .await;
     assert_eq!(error_code(&foreign), "MCP_RESOURCE_FORBIDDEN");
     assert_eq!(
-        foreign["structuredContent"]["data"]["error"]["message"],
-        missing["structuredContent"]["data"]["error"]["message"]
+        envelope(&foreign)["data"]["error"]["message"],
+        envelope(&missing)["data"]["error"]["message"]
     );
     assert_eq!(error_code(&missing), "MCP_RESOURCE_FORBIDDEN");
 

@@ -6,6 +6,7 @@
 //! and storing the result), argument mismatch, and an operation still in
 //! progress.
 
+use chataigne_tests::envelope;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -205,7 +206,7 @@ async fn call(url: &str, token: &str, name: &str, arguments: Value) -> Value {
 }
 
 fn in_progress_is_retryable(result: &Value) {
-    let error = &result["structuredContent"]["data"]["error"];
+    let error = &envelope(&result)["data"]["error"];
     assert!(
         error["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0),
         "{error}"

@@ -1,9 +1,10 @@
 //! The Helm chart (helm/chataigne) lints, renders and validates against the
 //! Kubernetes schemas with real Helm, for the default values, the HA and the
 //! minimal examples and the Gateway API mode; the authorization server is
-//! published (on its own host or by path on the MCP host) and the
-//! ServiceMonitor scrapes the three services; invalid combinations fail to
-//! render with a message saying why.
+//! published (on its own host or by path on the MCP host), the
+//! ServiceMonitor scrapes the three services and profile hosts (a provider
+//! subdomain per AI platform) get an endpoint, an allowed token audience and
+//! a route; invalid combinations fail to render with a message saying why.
 //!
 //! Driven by tests/helm/check_chart.py (Helm as a library through
 //! helm-python-sdk, schemas from kubernetes-validate), run with the Python
@@ -277,8 +278,11 @@ fn assert_oauth_port_open_to_the_ingress_controller_only(report: &Report) {
 /// Every service accepts what the chart gives it: the configuration file
 /// rendered for it and the secret-backed variables of its Deployment (keys
 /// its typed config knows — unknown keys are refused — and values that pass
-/// its start-up validation).
-fn assert_services_accept_their_config(report: &Report) {
+/// its start-up validation). Returns the gateway's and the auth-service's
+/// configurations as they load them.
+fn assert_services_accept_their_config(
+    report: &Report,
+) -> (chataigne_gateway::Config, chataigne_auth::Config) {
     let config = report.find("ConfigMap", "chataigne-config");
     let dir = std::env::temp_dir().join(format!("chataigne-chart-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -304,9 +308,22 @@ fn assert_services_accept_their_config(report: &Report) {
     .expect("the auth-service reads its file and variables");
     auth.validate()
         .expect("the auth-service's configuration is valid");
-    // The authorization server issues tokens for exactly the public endpoint.
-    let endpoint = format!("{}/mcp/v1", gateway.public_url.clone().unwrap_or_default());
-    assert_eq!(auth.oauth.allowed_resources, vec![endpoint]);
+    // The authorization server issues tokens for exactly the gateway's
+    // endpoints: each one's canonical URL, its own public URL (or the
+    // gateway's) followed by its path.
+    let resources: Vec<String> = gateway
+        .endpoints
+        .iter()
+        .map(|endpoint| {
+            let origin = endpoint
+                .public_url
+                .as_deref()
+                .or(gateway.public_url.as_deref())
+                .expect("a public URL");
+            format!("{}{}", origin.trim_end_matches('/'), endpoint.path)
+        })
+        .collect();
+    assert_eq!(auth.oauth.allowed_resources, resources);
     let tools: chataigne_tools::Config = chataigne_common::config::load_from_env(
         &chataigne_tools::Config::default(),
         Some(&file("tool-service.toml")),
@@ -317,6 +334,30 @@ fn assert_services_accept_their_config(report: &Report) {
         .validate()
         .expect("the tool-service's configuration is valid");
     let _ = std::fs::remove_dir_all(&dir);
+    (gateway, auth)
+}
+
+/// The default endpoint: `/mcp/v1` on the gateway's public URL, any host.
+fn default_endpoint() -> chataigne_gateway::EndpointConfig {
+    chataigne_gateway::EndpointConfig {
+        path: "/mcp/v1".to_owned(),
+        profile: chataigne_gateway::Profile::Default,
+        hosts: Vec::new(),
+        public_url: None,
+    }
+}
+
+/// The endpoint of a profile host: `/mcp/v1` on `https://<host>`.
+fn host_endpoint(
+    host: &str,
+    profile: chataigne_gateway::Profile,
+) -> chataigne_gateway::EndpointConfig {
+    chataigne_gateway::EndpointConfig {
+        path: "/mcp/v1".to_owned(),
+        profile,
+        hosts: vec![host.to_owned()],
+        public_url: Some(format!("https://{host}")),
+    }
 }
 
 #[test]
@@ -569,7 +610,24 @@ fn ha_example_terminates_tls_in_the_gateway_on_443() {
     let Some(python) = python() else { return };
     let report = check(&python, &["helm/chataigne/examples/values-ha.yaml"], &[]);
     report.assert_valid("HA example");
-    assert_services_accept_their_config(&report);
+    let (gateway_config, auth_config) = assert_services_accept_their_config(&report);
+    // The Connected Apps Platform on its provider subdomain, served by the
+    // gateway's own listener (its certificate covers both hosts): an
+    // endpoint with the google profile and its token audience, no route.
+    assert_eq!(
+        gateway_config.endpoints,
+        [
+            default_endpoint(),
+            host_endpoint("gemini.mcp.example.com", chataigne_gateway::Profile::Google)
+        ]
+    );
+    assert_eq!(
+        auth_config.oauth.allowed_resources,
+        [
+            "https://mcp.example.com/mcp/v1",
+            "https://gemini.mcp.example.com/mcp/v1"
+        ]
+    );
 
     let service = report.find("Service", "chataigne-gateway");
     assert_eq!(service["spec"]["type"], "LoadBalancer");
@@ -802,6 +860,129 @@ fn gateway_api_mode_renders_an_httproute() {
     assert_oauth_port_open_to_the_ingress_controller_only(&report);
 }
 
+#[test]
+fn profile_hosts_get_an_endpoint_an_audience_and_a_route() {
+    use chataigne_gateway::Profile;
+    let Some(python) = python() else { return };
+    // Ingress: the Connected Apps Platform on gemini.mcp.example.com (the
+    // main certificate covers it), another platform with a certificate of
+    // its own.
+    let hosts = r#"gateway.profileHosts=[
+        {"host": "gemini.mcp.example.com", "profile": "google"},
+        {"host": "other.mcp.example.com", "profile": "default", "tls": {"secretName": "other-tls"}}
+    ]"#;
+    let report = check(&python, &[TEST_VALUES], &[hosts]);
+    report.assert_valid("profile hosts, Ingress");
+    let (gateway, auth) = assert_services_accept_their_config(&report);
+    assert_eq!(
+        gateway.endpoints,
+        [
+            default_endpoint(),
+            host_endpoint("gemini.mcp.example.com", Profile::Google),
+            host_endpoint("other.mcp.example.com", Profile::Default),
+        ]
+    );
+    assert_eq!(
+        gateway.public_url.as_deref(),
+        Some("https://mcp.example.com")
+    );
+    assert_eq!(
+        auth.oauth.allowed_resources,
+        [
+            "https://mcp.example.com/mcp/v1",
+            "https://gemini.mcp.example.com/mcp/v1",
+            "https://other.mcp.example.com/mcp/v1",
+        ]
+    );
+    // Every host gets the gateway's paths (the MCP endpoint and its
+    // protected-resource metadata), nothing else.
+    let ingress = report.find("Ingress", "chataigne-gateway");
+    let routes = ingress_routes(ingress);
+    for host in [
+        "mcp.example.com",
+        "gemini.mcp.example.com",
+        "other.mcp.example.com",
+    ] {
+        let on_host: Vec<(&str, &str, u64)> = routes
+            .iter()
+            .filter(|r| r.0 == host)
+            .map(|r| (r.1.as_str(), r.2.as_str(), r.3))
+            .collect();
+        assert_eq!(
+            on_host,
+            [
+                ("/mcp/", "chataigne-gateway", 80),
+                (
+                    "/.well-known/oauth-protected-resource/",
+                    "chataigne-gateway",
+                    80
+                ),
+            ],
+            "{host}"
+        );
+    }
+    assert_eq!(routes.len(), 6);
+    assert_eq!(
+        ingress["spec"]["tls"],
+        serde_json::json!([
+            {"hosts": ["mcp.example.com", "gemini.mcp.example.com"], "secretName": "chataigne-tls"},
+            {"hosts": ["other.mcp.example.com"], "secretName": "other-tls"},
+        ])
+    );
+
+    // Gateway API: a route of their own for the profile hosts, same parents,
+    // paths and backend; the MCP host's route is unchanged.
+    let hosts = r#"gateway.profileHosts=[{"host": "gemini.mcp.example.com", "profile": "google"}]"#;
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[
+            "ingress.enabled=false",
+            "httpRoute.enabled=true",
+            r#"httpRoute.parentRefs=[{"name":"public","namespace":"gateway-system"}]"#,
+            hosts,
+        ],
+    );
+    report.assert_valid("profile hosts, Gateway API");
+    let (gateway, auth) = assert_services_accept_their_config(&report);
+    assert_eq!(gateway.endpoints.len(), 2);
+    assert_eq!(
+        auth.oauth.allowed_resources,
+        [
+            "https://mcp.example.com/mcp/v1",
+            "https://gemini.mcp.example.com/mcp/v1",
+        ]
+    );
+    let main = report.find("HTTPRoute", "chataigne-gateway");
+    assert_eq!(
+        main["spec"]["hostnames"],
+        serde_json::json!(["mcp.example.com"])
+    );
+    let profiles = report.find("HTTPRoute", "chataigne-gateway-profiles");
+    assert_eq!(
+        profiles["spec"]["hostnames"],
+        serde_json::json!(["gemini.mcp.example.com"])
+    );
+    assert_eq!(profiles["spec"]["parentRefs"], main["spec"]["parentRefs"]);
+    assert_eq!(httproute_paths(profiles), httproute_paths(main));
+    assert_eq!(
+        httproute_paths(profiles).0,
+        ["/mcp/", "/.well-known/oauth-protected-resource/"]
+    );
+    // Without profile hosts there is no such route.
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[
+            "ingress.enabled=false",
+            "httpRoute.enabled=true",
+            r#"httpRoute.parentRefs=[{"name":"public"}]"#,
+        ],
+    );
+    report.assert_valid("Gateway API, no profile hosts");
+    assert_eq!(report.all("HTTPRoute").len(), 2);
+}
+
 /// No path of one service is a path prefix of the other's (element-wise,
 /// as Prefix and PathPrefix match).
 fn assert_disjoint(gateway: &[String], oauth: &[String]) {
@@ -998,6 +1179,58 @@ const INVALID: &[(&[&str], &str, &str)] = &[
         &[r#"gateway.allowedCidrs=["not-a-cidr"]"#],
         "lint",
         "/gateway/allowedCidrs/0",
+    ),
+    // A client profile the gateway does not have (the schema's enum).
+    (
+        &[r#"gateway.profileHosts=[{"host":"gemini.mcp.example.com","profile":"gemini"}]"#],
+        "lint",
+        "/gateway/profileHosts/0/profile",
+    ),
+    // A profile host that is a URL, not a DNS name.
+    (
+        &[r#"gateway.profileHosts=[{"host":"https://gemini.mcp.example.com","profile":"google"}]"#],
+        "lint",
+        "/gateway/profileHosts/0/host",
+    ),
+    // The same host twice (with two profiles).
+    (
+        &[
+            r#"gateway.profileHosts=[{"host":"gemini.mcp.example.com","profile":"google"},{"host":"gemini.mcp.example.com","profile":"default"}]"#,
+        ],
+        "render",
+        "gateway.profileHosts: gemini.mcp.example.com is listed twice",
+    ),
+    // The MCP host itself, which the default endpoint serves.
+    (
+        &[r#"gateway.profileHosts=[{"host":"mcp.example.com","profile":"google"}]"#],
+        "render",
+        "gateway.profileHosts[0]: mcp.example.com is the MCP host",
+    ),
+    // The authorization server's host.
+    (
+        &[r#"gateway.profileHosts=[{"host":"auth.example.com","profile":"google"}]"#],
+        "render",
+        "gateway.profileHosts[0]: auth.example.com is the authorization server's host",
+    ),
+    // A certificate of its own where no Ingress would use it.
+    (
+        &[
+            "ingress.enabled=false",
+            "httpRoute.enabled=true",
+            r#"httpRoute.parentRefs=[{"name":"public"}]"#,
+            r#"gateway.profileHosts=[{"host":"gemini.mcp.example.com","profile":"google","tls":{"secretName":"gemini-tls"}}]"#,
+        ],
+        "render",
+        "gateway.profileHosts[0].tls.secretName is used by the Ingress only",
+    ),
+    // Endpoints written by hand next to the ones the chart writes.
+    (
+        &[
+            r#"gateway.profileHosts=[{"host":"gemini.mcp.example.com","profile":"google"}]"#,
+            r#"gateway.config={"endpoints":[{"path":"/mcp/v2"}]}"#,
+        ],
+        "render",
+        "gateway.config.endpoints and gateway.profileHosts are exclusive",
     ),
 ];
 

@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use chataigne_tests::envelope;
 use std::collections::HashMap;
 
 use chataigne_common::ErrorCode;
@@ -92,11 +93,12 @@ async fn raw_call(sandbox: &Sandbox, token: &str, name: &str, arguments: Value) 
         .await
 }
 
-fn error_code(result: &Value) -> &str {
+fn error_code(result: &Value) -> String {
     assert_eq!(result["isError"], true, "expected an error: {result}");
-    result["structuredContent"]["data"]["error"]["code"]
+    envelope(result)["data"]["error"]["code"]
         .as_str()
         .unwrap_or("")
+        .to_owned()
 }
 
 fn data(result: &Value) -> &Value {
@@ -193,8 +195,8 @@ async fn locations_and_catalog(backend: Backend) {
     assert_eq!(error_code(&foreign), "MCP_RESOURCE_FORBIDDEN");
     assert_eq!(error_code(&missing), "MCP_RESOURCE_FORBIDDEN");
     assert_eq!(
-        foreign["structuredContent"]["data"]["error"]["message"],
-        missing["structuredContent"]["data"]["error"]["message"]
+        envelope(&foreign)["data"]["error"]["message"],
+        envelope(&missing)["data"]["error"]["message"]
     );
 
     // Settings: every section for the manager.
@@ -250,7 +252,7 @@ async fn locations_and_catalog(backend: Backend) {
     let refused = &refused["result"];
     assert_eq!(error_code(refused), "MCP_SCOPE_REQUIRED");
     assert_eq!(
-        refused["structuredContent"]["data"]["error"]["details"]["scope"],
+        envelope(&refused)["data"]["error"]["details"]["scope"],
         "loyalty.read"
     );
     assert!(
@@ -311,7 +313,7 @@ async fn locations_and_catalog(backend: Backend) {
         .await;
     assert_eq!(error_code(&stale), "MCP_EXPECTED_STATE_MISMATCH");
     assert_eq!(
-        stale["structuredContent"]["data"]["error"]["details"]["current_state"],
+        envelope(&stale)["data"]["error"]["details"]["current_state"],
         "paused"
     );
     let status = client
@@ -435,7 +437,7 @@ async fn locations_and_catalog(backend: Backend) {
         .await;
     assert_eq!(error_code(&stale), "MCP_EXPECTED_STATE_MISMATCH");
     assert_eq!(
-        stale["structuredContent"]["data"]["error"]["details"]["current_state"],
+        envelope(&stale)["data"]["error"]["details"]["current_state"],
         "sold_out"
     );
     let past = client

@@ -7,6 +7,7 @@
 //! (arguments, tokens, a tool name outside the catalogue, an authorization
 //! code, a forwarded address) appears in any metrics output.
 
+use chataigne_tests::envelope;
 use std::collections::BTreeMap;
 
 use chataigne_proto::tools::v1::{ListOrganizationsRequest, restaurant_client::RestaurantClient};
@@ -159,7 +160,7 @@ async fn each_service_counts_calls_and_refusals_under_bounded_labels() {
         )
         .await;
     assert_eq!(result["isError"], true, "{result}");
-    let forbidden = result["structuredContent"]["data"]["error"]["code"]
+    let forbidden = envelope(&result)["data"]["error"]["code"]
         .as_str()
         .expect("error code")
         .to_owned();
@@ -191,7 +192,7 @@ async fn each_service_counts_calls_and_refusals_under_bounded_labels() {
         let result = sandbox
             .call_tool(&token, "chataigne_locations_list", json!({}))
             .await;
-        if result["structuredContent"]["data"]["error"]["code"] == "MCP_RATE_LIMITED" {
+        if envelope(&result)["data"]["error"]["code"] == "MCP_RATE_LIMITED" {
             limited += 1;
         }
     }
@@ -253,8 +254,8 @@ async fn each_service_counts_calls_and_refusals_under_bounded_labels() {
         count(
             &gateway,
             "chataigne_gateway_requests_total",
-            // Refused before the body is read: no method yet.
-            &[("method", "-"), ("outcome", "unauthenticated")]
+            // The message is read before the token: the method is known.
+            &[("method", "tools/call"), ("outcome", "unauthenticated")]
         ),
         2.0
     );
@@ -388,7 +389,8 @@ async fn each_service_counts_calls_and_refusals_under_bounded_labels() {
         .call_tool(&token, "chataigne_organizations_list", json!({}))
         .await;
     assert_eq!(
-        result["structuredContent"]["data"]["error"]["code"], "MCP_DEPENDENCY_UNAVAILABLE",
+        envelope(&result)["data"]["error"]["code"],
+        "MCP_DEPENDENCY_UNAVAILABLE",
         "{result}"
     );
     let gateway = scrape(&gateway_metrics).await;

@@ -8,6 +8,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use chataigne_tests::envelope;
 use std::collections::{HashMap, HashSet};
 
 use chataigne_common::ErrorCode;
@@ -91,15 +92,16 @@ impl Client<'_> {
     }
 }
 
-fn error_code(result: &Value) -> &str {
+fn error_code(result: &Value) -> String {
     assert_eq!(result["isError"], true, "expected an error: {result}");
-    result["structuredContent"]["data"]["error"]["code"]
+    envelope(result)["data"]["error"]["code"]
         .as_str()
         .unwrap_or("")
+        .to_owned()
 }
 
-fn error_message(result: &Value) -> &Value {
-    &result["structuredContent"]["data"]["error"]["message"]
+fn error_message(result: &Value) -> Value {
+    envelope(result)["data"]["error"]["message"].clone()
 }
 
 fn data(result: &Value) -> &Value {
@@ -209,7 +211,7 @@ async fn status_updates(c: &Client<'_>, manager: &str, staff: &str, analyst: &st
         .await;
     assert_eq!(error_code(&stale), "MCP_EXPECTED_STATE_MISMATCH");
     assert_eq!(
-        stale["structuredContent"]["data"]["error"]["details"]["current_state"],
+        envelope(&stale)["data"]["error"]["details"]["current_state"],
         "received"
     );
     assert_eq!(order_status(c, manager, order).await, "received");
@@ -261,7 +263,7 @@ async fn status_updates(c: &Client<'_>, manager: &str, staff: &str, analyst: &st
     let loser = outcomes.iter().find(|r| r["isError"] == true).unwrap();
     assert_eq!(error_code(loser), "MCP_EXPECTED_STATE_MISMATCH");
     assert_eq!(
-        loser["structuredContent"]["data"]["error"]["details"]["current_state"],
+        envelope(&loser)["data"]["error"]["details"]["current_state"],
         "preparing"
     );
 

@@ -5,6 +5,7 @@
 //! and typed, no write happens twice, and service resumes without restarting
 //! anything else.
 
+use chataigne_tests::envelope;
 use std::time::{Duration, Instant};
 
 use chataigne_tests::demo::{LOC_PARIS, ORG_BISTRO, USER_MANAGER};
@@ -201,7 +202,12 @@ async fn auth_and_tool_service_outages_are_dependency_errors_and_recover() {
     auth.set(Mode::Cut);
     let started = Instant::now();
     let (status, body) = list(url.clone(), token.clone()).await;
-    assert_eq!(status, 503, "{body}");
+    assert_eq!(status, 200, "answered, not a 5xx: {body}");
+    assert_eq!(body["id"], 1, "{body}");
+    assert_eq!(
+        body["error"]["data"]["code"], "MCP_DEPENDENCY_UNAVAILABLE",
+        "{body}"
+    );
     assert!(started.elapsed() < Duration::from_secs(3));
     auth.set(Mode::Forward);
     let (status, _) = list(url.clone(), token.clone()).await;
@@ -380,7 +386,7 @@ async fn tool_service_stopped_then_restarted(backend: Backend) {
             Some("MCP_DEPENDENCY_UNAVAILABLE"),
             "{body}"
         );
-        let error = &body["result"]["structuredContent"]["data"]["error"];
+        let error = &envelope(&body["result"])["data"]["error"];
         assert_eq!(error["category"], "dependency", "{error}");
         assert_eq!(error["retryable"], true, "{error}");
         let (status, body) = call_at(&url, &token, SEND, during.clone()).await;

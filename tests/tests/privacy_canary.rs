@@ -110,7 +110,8 @@ impl Client<'_> {
             .unwrap_or_else(|| panic!("no x-request-id on a {status} answer"));
         secrets.request_ids.push(request_id);
         let body: Value = response.json().await.unwrap_or(Value::Null);
-        if let Some(id) = body["result"]["structuredContent"]["meta"]["request_id"].as_str() {
+        if let Some(id) = chataigne_tests::envelope(&body["result"])["meta"]["request_id"].as_str()
+        {
             secrets.request_ids.push(id.to_owned());
         }
         (status, body)

@@ -2,6 +2,7 @@
 //! it, with a retry hint, and the pre-authentication per-address limit.
 
 use chataigne_tests::demo::USER_MANAGER;
+use chataigne_tests::envelope;
 use chataigne_tests::stores::{
     call_at, error_code, extra_gateway, prefix, redis_url, sandbox_on_redis,
 };
@@ -41,7 +42,7 @@ async fn limits_are_exact_across_two_gateways_sharing_redis() {
         match error_code(&body["result"]).as_deref() {
             None => passed += 1,
             Some("MCP_RATE_LIMITED") => {
-                let error = &body["result"]["structuredContent"]["data"]["error"];
+                let error = &envelope(&body["result"])["data"]["error"];
                 assert_eq!(error["category"], "rate_limit");
                 assert!(
                     error["retry_after_ms"]
@@ -69,7 +70,7 @@ async fn limits_are_exact_across_two_gateways_sharing_redis() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_per_address_limit_refuses_before_authentication() {
+async fn the_per_address_limit_refuses_before_authentication_answering_the_request_id() {
     let prefix = prefix();
     let Some((sandbox, _db)) = sandbox_on_redis(&prefix, |config| {
         config.gateway.rate_limits.per_ip_per_minute = 5;
@@ -88,12 +89,20 @@ async fn the_per_address_limit_refuses_before_authentication() {
             json!({}),
         )
         .await;
-        if status == 429 {
+        if status == 200 {
+            // A JSON-RPC error to the call's own id, not a bare HTTP 429:
+            // the client reads it as the call's answer.
+            assert_eq!(body["id"], 1, "{body}");
             assert_eq!(body["error"]["data"]["code"], "MCP_RATE_LIMITED", "{body}");
             assert!(body["error"]["data"]["retry_after_ms"].as_u64().unwrap() > 0);
+            assert!(
+                body["error"]["data"]["request_id"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with("req_"))
+            );
         }
         statuses.push(status);
     }
-    assert_eq!(statuses, [401, 401, 401, 401, 401, 429, 429, 429]);
+    assert_eq!(statuses, [401, 401, 401, 401, 401, 200, 200, 200]);
     sandbox.shutdown().await;
 }

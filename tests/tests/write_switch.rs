@@ -5,6 +5,7 @@
 //! while reads keep working and `tools/list` (after the catalogue TTL) hides
 //! every write tool; once enabled again, writes work at the next call.
 
+use chataigne_tests::envelope;
 use std::time::Duration;
 
 use chataigne_common::ErrorCode;
@@ -215,7 +216,7 @@ async fn write_switch(backend: Backend) {
     assert_eq!(http, 200, "{body}");
     let result = &body["result"];
     assert_eq!(result["isError"], true, "{body}");
-    let error = &result["structuredContent"]["data"]["error"];
+    let error = &envelope(&result)["data"]["error"];
     assert_eq!(error["code"], "MCP_WRITES_DISABLED", "{body}");
     assert_eq!(error["category"], "authorization", "{body}");
     assert_eq!(error["retryable"], true, "{body}");
@@ -226,10 +227,7 @@ async fn write_switch(backend: Backend) {
     );
     let request_id = error["request_id"].as_str().unwrap_or_default();
     assert!(!request_id.is_empty(), "{body}");
-    assert_eq!(
-        result["structuredContent"]["meta"]["request_id"], request_id,
-        "{body}"
-    );
+    assert_eq!(envelope(result)["meta"]["request_id"], request_id, "{body}");
     assert!(
         !body.to_string().contains("menu import"),
         "the operator's reason stays internal: {body}"

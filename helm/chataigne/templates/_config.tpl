@@ -10,8 +10,28 @@ Secrets (see "chataigne.secretEnv.*" in _helpers.tpl and `secrets.*.env`).
 If a service renames a key, change it here.
 */}}
 
+{{/*
+The public MCP endpoints as a JSON list: the default one on publicUrl, then
+one per gateway.profileHosts entry on https://<host>. Each has the gateway's
+EndpointConfig keys (path, profile, hosts, public_url) and `resource`, its
+canonical URL (origin + path): the token audience the auth-service must allow.
+*/}}
+{{- define "chataigne.endpoints" -}}
+{{- $path := "/mcp/v1" -}}
+{{- $all := list (dict "path" $path "profile" "default" "hosts" (list) "resource" (printf "%s%s" (trimSuffix "/" (.Values.publicUrl | default "")) $path)) -}}
+{{- range .Values.gateway.profileHosts -}}
+{{- $origin := printf "https://%s" .host -}}
+{{- $all = append $all (dict "path" $path "profile" .profile "hosts" (list .host) "public_url" $origin "resource" (printf "%s%s" $origin $path)) -}}
+{{- end -}}
+{{- toJson $all -}}
+{{- end -}}
+
 {{- define "chataigne.config.gateway" -}}
 {{- $ := . -}}
+{{- $endpoints := list -}}
+{{- range include "chataigne.endpoints" $ | fromJsonArray -}}
+{{- $endpoints = append $endpoints (omit . "resource") -}}
+{{- end -}}
 {{- $cfg := dict
   "listen" (printf "0.0.0.0:%d" (int .Values.gateway.ports.public))
   "internal_listen" (printf "0.0.0.0:%d" (int .Values.gateway.ports.internal))
@@ -19,6 +39,7 @@ If a service renames a key, change it here.
   "authorization_server" .Values.authorizationServer
   "auth_service_url" (include "chataigne.grpcUrl" (dict "root" $ "component" "auth-service" "port" .Values.authService.ports.grpc))
   "tool_service_url" (include "chataigne.grpcUrl" (dict "root" $ "component" "tool-service" "port" .Values.toolService.ports.grpc))
+  "endpoints" $endpoints
   "allowlist" (dict "enabled" true "cidrs" .Values.gateway.allowedCidrs "trusted_proxies" .Values.gateway.trustedProxies "proxy_protocol" .Values.gateway.proxyProtocol)
 -}}
 {{- if .Values.gateway.tls.enabled }}
@@ -28,11 +49,16 @@ If a service renames a key, change it here.
 {{- end -}}
 
 {{- define "chataigne.config.authService" -}}
+{{- /* Tokens are issued for exactly the gateway's endpoints (their canonical URLs). */}}
+{{- $resources := list -}}
+{{- range include "chataigne.endpoints" . | fromJsonArray -}}
+{{- $resources = append $resources .resource -}}
+{{- end -}}
 {{- $cfg := dict
   "grpc_listen" (printf "0.0.0.0:%d" (int .Values.authService.ports.grpc))
   "http_listen" (printf "0.0.0.0:%d" (int .Values.authService.ports.http))
   "issuer" .Values.authorizationServer
-  "oauth" (dict "allowed_resources" (list (printf "%s/mcp/v1" (trimSuffix "/" .Values.publicUrl))))
+  "oauth" (dict "allowed_resources" $resources)
 -}}
 {{- if .Values.authService.metrics.enabled }}
 {{- $_ := set $cfg "metrics_listen" (printf "0.0.0.0:%d" (int .Values.authService.metrics.port)) }}

@@ -51,6 +51,32 @@ once from configmap.yaml; any failure stops the render with a message.
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- /* Profile hosts: each a host of its own, served by one endpoint. */ -}}
+{{- $mcpHosts := list (include "chataigne.urlHost" ($v.publicUrl | default "")) -}}
+{{- if $v.ingress.enabled }}{{ $mcpHosts = append $mcpHosts $v.ingress.host }}{{ end -}}
+{{- if $v.httpRoute.enabled }}{{ $mcpHosts = concat $mcpHosts $v.httpRoute.hostnames }}{{ end -}}
+{{- $seen := list -}}
+{{- range $i, $p := $v.gateway.profileHosts -}}
+{{- $host := lower $p.host -}}
+{{- if has $host $seen -}}
+{{- fail (printf "gateway.profileHosts: %s is listed twice: a host serves exactly one profile" $host) -}}
+{{- end -}}
+{{- $seen = append $seen $host -}}
+{{- range $m := $mcpHosts -}}
+{{- if eq $host (lower $m) -}}
+{{- fail (printf "gateway.profileHosts[%d]: %s is the MCP host (publicUrl, ingress.host or httpRoute.hostnames), which serves the default endpoint: a profile host must be a host of its own, e.g. gemini.<MCP host>" $i $host) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.oauthRoute.enabled (eq $host (include "chataigne.oauthHost" $)) -}}
+{{- fail (printf "gateway.profileHosts[%d]: %s is the authorization server's host (authorizationServer): a profile host must be a host of its own" $i $host) -}}
+{{- end -}}
+{{- if and (dig "tls" "secretName" "" $p) (not $v.ingress.enabled) -}}
+{{- fail (printf "gateway.profileHosts[%d].tls.secretName is used by the Ingress only (ingress.enabled); with httpRoute.enabled the parent Gateway's listener, with gateway.tls.enabled the certificate of gateway.tls.secretName must cover %s" $i $host) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.gateway.profileHosts (hasKey $v.gateway.config "endpoints") -}}
+{{- fail "gateway.config.endpoints and gateway.profileHosts are exclusive: the chart writes the gateway's endpoints (and the auth-service's allowed resources) from gateway.profileHosts" -}}
+{{- end -}}
 {{- if $v.serviceMonitor.enabled -}}
 {{- range $key := list "authService" "toolService" -}}
 {{- if not (index $v $key).metrics.enabled -}}

@@ -10,7 +10,7 @@ use tonic::{Request, Response, Status};
 
 use super::credential::credential;
 use super::deadline;
-use super::status::to_status;
+use super::status::to_status_naming;
 use crate::access::Access;
 use crate::domain::DomainError;
 use crate::present::normalize_locale;
@@ -107,11 +107,13 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
             locale: normalize_locale(&call.locale),
             now_ms: chrono::Utc::now().timestamp_millis(),
         };
+        let mut unknown_id_message = None;
         let outcome = match serde_json::from_str(&call.arguments_json) {
             Ok(arguments) => {
+                unknown_id_message = crate::tools::unknown_id_message(&arguments);
                 tools_deadline::within(timeout, self.tools.call(&call.name, arguments, &ctx)).await
             }
-            Err(_) => Err(DomainError::invalid("", "arguments are not valid JSON")),
+            Err(_) => Err(DomainError::invalid("", "the arguments are not valid JSON")),
         };
         let result = outcome
             .map(|result| {
@@ -123,7 +125,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
                     replayed: result.replayed,
                 })
             })
-            .map_err(|error| to_status(error, kind));
+            .map_err(|error| to_status_naming(error, kind, unknown_id_message));
         let outcome_code = match &result {
             Ok(_) => "ok",
             Err(status) => decode_status(status).code.as_str(),

@@ -17,15 +17,12 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_analytics_query",
     title: "Query analytics",
-    description: "Returns a location's sales figures per day, week (Monday to Sunday) or \
-month of the location's own calendar, with totals over the period: orders, revenue, average \
-order value, cancelled and completed orders, items sold, new customers, and delivery or \
-pickup share. Suited to questions about trends, busy periods or how a period compares with \
-another. `location_id` comes from chataigne_locations_list; `metrics` lists 1 to 8 distinct \
-metrics; `date_from` and `date_to` are ISO 8601 dates, both included, at most 366 days \
-apart. Counts are numbers of orders, items or customers, money comes as minor units with \
-currency and display text, shares are percents of the orders not cancelled. Figures come \
-from daily aggregates and cover orders not cancelled unless stated otherwise.",
+    description: "Returns a location's sales figures per day, week or month of its own \
+calendar, with totals over the range: orders, revenue, average order value, cancelled and \
+completed orders, items sold, new customers, and delivery or pickup share. Suited to trends, \
+busy periods or comparing periods. Takes 1 to 8 distinct metrics and a range of at most 366 \
+days, both ends included. Shares are percents (one decimal) of the orders not cancelled; \
+figures come from daily aggregates and cover orders not cancelled unless stated otherwise.",
     scope: "analytics.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Analytics,
@@ -37,19 +34,19 @@ from daily aggregates and cover orders not cancelled unless stated otherwise.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnalyticsQueryInput {
-    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    /// From chataigne_locations_list, e.g. "loc_01paris11".
     #[schemars(length(min = 1, max = 64))]
     pub location_id: String,
-    /// 1 to 8 distinct metrics: orders_count, cancelled_count, completed_count (orders), revenue, average_order_value (money), items_sold (items), new_customers (customers), delivery_share, pickup_share (percent).
+    /// Each at most once; units: orders_count, cancelled_count, completed_count (orders), revenue, average_order_value (money), items_sold (items), new_customers (customers), delivery_share, pickup_share (percent).
     #[schemars(length(min = 1, max = 8), extend("uniqueItems" = true))]
     pub metrics: Vec<Metric>,
     /// First day, included, ISO 8601 date in the location's calendar, e.g. "2026-03-01".
     #[schemars(extend("format" = "date"))]
     pub date_from: String,
-    /// Last day, included, ISO 8601 date, at most 365 days after date_from, e.g. "2026-03-31".
+    /// Last day, included, ISO 8601 date, not before date_from, e.g. "2026-03-31".
     #[schemars(extend("format" = "date"))]
     pub date_to: String,
-    /// Width of each result bucket: day, week (Monday to Sunday) or month; day when omitted.
+    /// Bucket width: day, week (Monday to Sunday) or month; day when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket: Option<Bucket>,
 }

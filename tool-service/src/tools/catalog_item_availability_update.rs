@@ -16,14 +16,12 @@ use crate::store::{GuardedWrite, Store};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_catalog_item_availability_update",
     title: "Mark a catalog item sold out or available",
-    description: "Marks one menu item as sold out (optionally with the time it is expected \
-back) or as available again. Suited to a dish or product that ran out or was restocked. \
-`item_id` comes from chataigne_catalog_items_list; `expected_availability` is the \
-`availability` that listing returned, and the change is refused with \
-MCP_EXPECTED_STATE_MISMATCH (carrying the current availability) when it changed since. \
-`available_again_at` is an ISO 8601 date-time with offset in the future, accepted with \
-`sold_out` only; once it passes, the item counts as available. Returns the item after the \
-change.",
+    description: "Marks one menu item sold out, optionally until the time it is expected back, \
+or available again. Suited to a dish or product that ran out or was restocked. The item's \
+current `availability` is read first and passed as `expected_availability`; if it changed \
+since, the call is refused with MCP_EXPECTED_STATE_MISMATCH carrying the current availability. \
+No idempotency key: the expected-state check guards repeats. Once `available_again_at` passes, \
+the item counts as available. Returns the item after the change.",
     scope: "catalog.updateAvailability",
     kind: ToolKind::Write,
     deadline: DeadlineClass::Write,
@@ -35,14 +33,14 @@ change.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogItemAvailabilityUpdateInput {
-    /// Item ID as returned by chataigne_catalog_items_list, e.g. "itm_01paris11_004".
+    /// From chataigne_catalog_items_list, e.g. "itm_01paris11_004".
     #[schemars(length(min = 1, max = 64))]
     pub item_id: String,
-    /// The new availability: `available` or `sold_out`.
+    /// The new availability.
     pub availability: Availability,
-    /// The availability as last observed in chataigne_catalog_items_list: `available` or `sold_out`.
+    /// The `availability` last read with chataigne_catalog_items_list.
     pub expected_availability: Availability,
-    /// When the item is expected back, ISO 8601 date-time with offset, e.g. "2026-03-01T18:00:00+01:00"; in the future; only with `sold_out`.
+    /// When the item is expected back, ISO 8601 date-time with offset, e.g. "2026-03-01T18:00:00+01:00", in the future; only with `sold_out`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("format" = "date-time"))]
     pub available_again_at: Option<String>,

@@ -14,15 +14,11 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_catalog_items_list",
     title: "List catalog items",
-    description: "Lists the menu items of one location, sorted by name, with price \
-(amount in minor units, currency and display string), category name, availability \
-(available or sold_out) and, for sold-out items, the expected return time (ISO 8601 with the \
-location's UTC offset). Suited to questions about the menu, prices or what is sold out, and \
-to finding the `item_id` that chataigne_catalog_item_availability_update takes. \
-`location_id` comes from chataigne_locations_list; `category_id` from an earlier listing; \
-`text` matches names containing it, ignoring case of unaccented letters. Returns at most \
-`limit` items (20 by default, 50 at most) and, when more exist, `meta.next_cursor` to pass \
-unchanged with the same filters.",
+    description: "Lists one location's menu items, sorted by name, with ID, price, category, \
+availability (available or sold_out) and, for sold-out items, the expected return time (ISO \
+8601, location's UTC offset). Suited to questions about the menu, prices or what is sold out, \
+and to finding an `item_id` to update. Returns 20 by default, 50 at most, with \
+`meta.next_cursor` when more exist.",
     scope: "catalog.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -34,25 +30,25 @@ unchanged with the same filters.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogItemsListInput {
-    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    /// From chataigne_locations_list, e.g. "loc_01paris11".
     #[schemars(length(min = 1, max = 64))]
     pub location_id: String,
-    /// Only items of this category, ID as returned in `category_id` of an earlier listing, e.g. "cat_01paris11_02".
+    /// Only items of this category: a `category_id` of an earlier listing, e.g. "cat_01paris11_02".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub category_id: Option<String>,
-    /// Only items currently `available` or currently `sold_out`. Omitted: both.
+    /// Only items currently `available` or `sold_out`; omitted: both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability: Option<Availability>,
-    /// Only items whose name contains this text (trimmed, case-insensitive for unaccented letters), up to 100 characters.
+    /// Only items whose name contains this text, trimmed, ignoring the case of unaccented letters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 100))]
     pub text: Option<String>,
-    /// Page size, 1 to 50; 20 when omitted.
+    /// Page size; 20 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, unchanged, with the same filters.
+    /// `meta.next_cursor` of the previous page, with the same filters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cursor: Option<String>,
@@ -105,8 +101,8 @@ impl<S: Store, A: Access> Tools<S, A> {
         };
         for item in items.iter().take(10) {
             text.push_str(&format!(
-                "\n- {} · {} · {} · {}",
-                item.name, item.category_name, item.price.display, item.availability_label
+                "\n- {} ({}) · {} · {} · {}",
+                item.name, item.id, item.category_name, item.price.display, item.availability_label
             ));
         }
         if next_cursor.is_some() {

@@ -19,14 +19,12 @@ pub const MAX_MESSAGES: u32 = 100;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_conversation_get",
     title: "Get a conversation",
-    description: "Returns one conversation (customer, channel, status, message count) with \
-its messages, newest first: who wrote each one (customer, staff, assistant, or an internal \
-instruction to the assistant), its text and its time in the location's timezone. Suited to \
-reading what a customer asked and what was answered. `conversation_id` comes from \
-chataigne_conversations_list. Returns at most `limit` messages (50 by default, 100 at most) \
-and, when older messages exist, `meta.next_cursor` to pass unchanged with the same \
-`conversation_id` for the previous ones. A conversation the signed-in user cannot access is \
-reported exactly like one that does not exist.",
+    description: "Returns one conversation (customer, channel, status, message count) with its \
+messages, newest first: sender (customer, staff, assistant, or an instruction to the \
+assistant), text and time (ISO 8601, location's UTC offset). Suited to reading what a customer \
+asked and what was answered. Returns 50 messages by default, 100 at most, with \
+`meta.next_cursor` when older ones exist. An unknown conversation is refused like an \
+inaccessible one.",
     scope: "conversations.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -38,14 +36,14 @@ reported exactly like one that does not exist.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConversationGetInput {
-    /// Conversation ID as returned by chataigne_conversations_list, e.g. "conv_01paris11_07".
+    /// From chataigne_conversations_list, e.g. "conv_01paris11_07".
     #[schemars(length(min = 1, max = 64))]
     pub conversation_id: String,
-    /// Messages per call, 1 to 100; 50 when omitted.
+    /// Messages per call; 50 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous call, unchanged, for older messages.
+    /// `meta.next_cursor` of the previous call, for older messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cursor: Option<String>,

@@ -12,15 +12,13 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_conversation_instruction_send",
     title: "Instruct a conversation's assistant",
-    description: "Records an instruction for the assistant that handles one customer \
-conversation (for example a promise to honour or a topic to avoid); the customer does not \
-see it. `conversation_id` comes from chataigne_conversations_list or \
-chataigne_conversation_get; `idempotency_key` is a new random string (8 to 255 characters) \
-for each intended instruction, reused only to retry that same instruction: a retry with the \
-same key and arguments returns the first result with `meta.replayed: true` and records \
-nothing twice. Returns the instruction's message ID and time (ISO 8601 with the location's \
-offset). A conversation the signed-in user cannot access is reported exactly like one that \
-does not exist.",
+    description: "Records an instruction (1 to 2000 characters) for the assistant handling one \
+customer conversation, such as a promise to honour or a topic to avoid; the customer does not \
+see it, unlike chataigne_conversation_message_send. `idempotency_key` (8 to 255 characters) is \
+new per intended instruction; a retry with the same key and arguments returns the first result \
+with `meta.replayed: true` and records nothing twice. Returns the message ID, delivery state \
+(`recorded`) and time (ISO 8601, location's UTC offset). An unknown conversation is refused \
+like an inaccessible one.",
     scope: "conversations.write",
     kind: ToolKind::Write,
     deadline: DeadlineClass::Write,

@@ -11,15 +11,13 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_conversation_message_send",
     title: "Send a message to a customer",
-    description: "Sends a message to the customer of one conversation, through the \
-conversation's channel (SMS, WhatsApp, web chat or email). The text leaves the restaurant: \
-it is read by the customer as written. `conversation_id` comes from \
-chataigne_conversations_list or chataigne_conversation_get; `idempotency_key` is a new random \
-string (8 to 255 characters) for each intended message, reused only to retry that same \
-message: a retry with the same key and arguments returns the first result with \
-`meta.replayed: true` and sends nothing twice. Returns the message ID, channel, delivery \
-state (`queued`) and time (ISO 8601 with the location's offset). A conversation the \
-signed-in user cannot access is reported exactly like one that does not exist.",
+    description: "Sends a message to the customer of one conversation, through its channel; \
+the customer reads the text (1 to 2000 characters) as written. \
+chataigne_conversation_instruction_send addresses the assistant instead. `idempotency_key` (8 \
+to 255 characters) is new per intended message; a retry with the same key and arguments \
+returns the first result with `meta.replayed: true` and sends nothing twice. Returns the \
+message ID, channel, delivery state (`queued`) and time (ISO 8601, location's UTC offset). An \
+unknown conversation is refused like an inaccessible one.",
     scope: "conversations.write",
     kind: ToolKind::Write,
     deadline: DeadlineClass::Write,

@@ -20,15 +20,13 @@ pub const MAX_TEXT_CHARS: usize = 2000;
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MessageSendInput {
-    /// Conversation ID as returned by chataigne_conversations_list, e.g. "conv_4f2a_03".
+    /// From chataigne_conversations_list, e.g. "conv_4f2a_03".
     #[schemars(length(min = 1, max = 64))]
     pub conversation_id: String,
-    /// The message as the customer will read it, 1 to 2000 characters, sent
-    /// through the conversation's channel (SMS, WhatsApp, web chat or email).
+    /// The message as the customer will read it, not only spaces.
     #[schemars(length(min = 1, max = 2000))]
     pub text: String,
-    /// A new random string of 8 to 255 characters for each intended message;
-    /// the same value only when retrying that same message.
+    /// New random string per intended message; the same only to retry that message.
     #[schemars(length(min = 8, max = 255))]
     pub idempotency_key: String,
 }
@@ -36,15 +34,13 @@ pub struct MessageSendInput {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InstructionSendInput {
-    /// Conversation ID as returned by chataigne_conversations_list, e.g. "conv_4f2a_03".
+    /// From chataigne_conversations_list, e.g. "conv_4f2a_03".
     #[schemars(length(min = 1, max = 64))]
     pub conversation_id: String,
-    /// The instruction for the assistant handling the conversation, 1 to 2000
-    /// characters. The customer does not see it.
+    /// The instruction for the conversation's assistant, not only spaces; the customer does not see it.
     #[schemars(length(min = 1, max = 2000))]
     pub text: String,
-    /// A new random string of 8 to 255 characters for each intended
-    /// instruction; the same value only when retrying that same instruction.
+    /// New random string per intended instruction; the same only to retry that instruction.
     #[schemars(length(min = 8, max = 255))]
     pub idempotency_key: String,
 }

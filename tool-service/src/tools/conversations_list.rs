@@ -20,13 +20,11 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_conversations_list",
     title: "List conversations",
     description: "Lists the conversations between one location and its customers, most \
-recently active first, with customer name, channel, status, message count and a preview of \
-the newest message (120 characters at most). Suited to reviewing open conversations, finding \
-the exchanges on a channel, or finding a conversation that mentions a topic. `location_id` \
-comes from chataigne_locations_list. `query` matches part of any message of the transcript, \
-ignoring the case of unaccented letters, and is not written to logs. Returns at most `limit` conversations (20 by default, \
-50 at most) and, when more exist, `meta.next_cursor` to pass unchanged with the same \
-filters. Full transcripts are returned by chataigne_conversation_get.",
+recently active first, with customer, channel, status, message count and a preview of the \
+newest message (120 characters at most). Suited to reviewing open conversations, the exchanges \
+on one channel, or finding a conversation that mentions a topic; transcripts come from \
+chataigne_conversation_get. `query` is not logged. Returns 20 by default, 50 at most, with \
+`meta.next_cursor` when more exist.",
     scope: "conversations.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -38,24 +36,24 @@ filters. Full transcripts are returned by chataigne_conversation_get.",
 #[derive(Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConversationsListInput {
-    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    /// From chataigne_locations_list, e.g. "loc_01paris11".
     #[schemars(length(min = 1, max = 64))]
     pub location_id: String,
-    /// Only conversations in this status: open (awaiting the restaurant), waiting (awaiting the customer) or closed. Omitted: any status.
+    /// Only this status: open (awaiting the restaurant), waiting (awaiting the customer) or closed; omitted: any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ConversationStatus>,
-    /// Only conversations on this channel. Omitted: any channel.
+    /// Only this channel; omitted: any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<ConversationChannel>,
-    /// Text that at least one message of the transcript contains, 2 to 200 characters, ignoring the case of unaccented letters, e.g. "allergie".
+    /// Text that a message of the transcript contains, ignoring the case of unaccented letters, e.g. "allergie".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 200))]
     pub query: Option<String>,
-    /// Page size, 1 to 50; 20 when omitted.
+    /// Page size; 20 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, unchanged, with the same filters.
+    /// `meta.next_cursor` of the previous page, with the same filters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cursor: Option<String>,
@@ -128,7 +126,8 @@ impl<S: Store, A: Access> Tools<S, A> {
         };
         for c in conversations.iter().take(5) {
             text.push_str(&format!(
-                "\n- {} · {} · {} · {} · {}",
+                "\n- {} · {} · {} · {} · {} · {}",
+                c.id,
                 c.customer_name,
                 c.channel.as_str(),
                 c.status.as_str(),

@@ -17,12 +17,10 @@ pub const RECENT_ORDERS: u32 = 5;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_customer_get",
     title: "Get a customer",
-    description: "Returns one customer with masked e-mail and phone, number of orders, time \
-of the last order and the five most recent orders (number, location, status, total, time). \
-Suited to questions about a specific customer's history with the restaurant. `customer_id` \
-comes from chataigne_customers_list, chataigne_orders_list or chataigne_conversations_list. \
-Full contact details are not returned. A customer the signed-in user cannot access is \
-reported exactly like one that does not exist.",
+    description: "Returns one customer with masked e-mail and phone, number of orders, time of \
+the last order and the 5 most recent orders, newest first (number, location, status, total, \
+time). Suited to a specific customer's history with the restaurant. An unknown customer is \
+refused like an inaccessible one.",
     scope: "customers.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -34,7 +32,7 @@ reported exactly like one that does not exist.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CustomerGetInput {
-    /// Customer ID as returned by chataigne_customers_list, e.g. "cus_01bistrochataigne_0042".
+    /// From chataigne_customers_list, chataigne_orders_list or chataigne_conversations_list, e.g. "cus_01bistrochataigne_0042".
     #[schemars(length(min = 1, max = 64))]
     pub customer_id: String,
 }
@@ -86,8 +84,9 @@ impl<S: Store, A: Access> Tools<S, A> {
         };
         for order in &recent_orders {
             text.push_str(&format!(
-                "\n- {} · {} · {} · {} · {}",
+                "\n- {} ({}) · {} · {} · {} · {}",
                 order.number,
+                order.id,
                 order.location_name,
                 order.status.as_str(),
                 order.total.display,

@@ -16,14 +16,10 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_customers_list",
     title: "List customers",
     description: "Lists the customers of one organization, or of one of its locations, sorted \
-by name, with masked e-mail and phone, number of orders and time of the last order. Suited to \
-finding a customer, checking how often someone orders, or reviewing a location's clientele. \
-`organization_id` comes from chataigne_organizations_list and `location_id` from \
-chataigne_locations_list; with `location_id`, only customers of that location are listed and \
-their order figures count that location only. `name_query` matches part of the name, ignoring the case of \
-unaccented letters. Returns at most `limit` customers (20 by default, 50 at most) and, when more exist, \
-`meta.next_cursor` to pass unchanged with the same filters. Full contact details are not \
-returned.",
+by name, with masked e-mail and phone, number of orders and time of the last order; with \
+`location_id`, the order figures count that location only. Suited to finding a customer, \
+checking how often someone orders, or reviewing a location's clientele. Returns 20 by default, \
+50 at most, with `meta.next_cursor` when more exist.",
     scope: "customers.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -35,22 +31,22 @@ returned.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CustomersListInput {
-    /// Organization ID as returned by chataigne_organizations_list, e.g. "org_01bistrochataigne".
+    /// From chataigne_organizations_list, e.g. "org_01bistrochataigne".
     #[schemars(length(min = 1, max = 64))]
     pub organization_id: String,
-    /// Location ID of that organization as returned by chataigne_locations_list, e.g. "loc_01paris11". Omitted: the whole organization.
+    /// A location of that organization, from chataigne_locations_list, e.g. "loc_01paris11"; omitted: the whole organization.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub location_id: Option<String>,
-    /// Part of the customer's name, 2 to 100 characters, ignoring the case of unaccented letters, e.g. "martin".
+    /// Part of the customer's name, ignoring the case of unaccented letters, e.g. "martin".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 100))]
     pub name_query: Option<String>,
-    /// Page size, 1 to 50; 20 when omitted.
+    /// Page size; 20 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, unchanged, with the same filters.
+    /// `meta.next_cursor` of the previous page, with the same filters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cursor: Option<String>,

@@ -14,15 +14,11 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_discounts_list",
     title: "List discounts",
-    description: "Lists the discounts of one location, including those of its organization \
-that apply in every location, sorted by name: code (absent for automatic discounts), kind \
-(percent or amount), value (basis points for percent, money for amount, plus a display \
-string), status, whether it applies right now, and validity window (ISO 8601 with the \
-location's UTC offset). Suited to questions about current or planned promotions. \
-`location_id` comes from chataigne_locations_list; `active` true keeps discounts that apply \
-now, false keeps the others, omitted keeps both. Returns at most `limit` discounts (20 by \
-default, 50 at most) and, when more exist, `meta.next_cursor` to pass unchanged with the same \
-filters.",
+    description: "Lists the discounts valid in one location, its own and its organization's, \
+sorted by name, with code (absent for automatic discounts), kind, value (percent in basis \
+points or amount off, plus a display string), status, whether it applies now, and validity \
+window (ISO 8601, location's UTC offset). Suited to questions about current or planned \
+promotions. Returns 20 by default, 50 at most, with `meta.next_cursor` when more exist.",
     scope: "discounts.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -34,17 +30,17 @@ filters.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiscountsListInput {
-    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    /// From chataigne_locations_list, e.g. "loc_01paris11".
     #[schemars(length(min = 1, max = 64))]
     pub location_id: String,
-    /// true: only discounts that apply now; false: only those that do not (scheduled, expired, disabled). Omitted: both.
+    /// true: only discounts that apply now; false: only the others (scheduled, expired, disabled); omitted: both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active: Option<bool>,
-    /// Page size, 1 to 50; 20 when omitted.
+    /// Page size; 20 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, unchanged, with the same filters.
+    /// `meta.next_cursor` of the previous page, with the same filters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cursor: Option<String>,

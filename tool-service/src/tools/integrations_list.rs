@@ -15,14 +15,11 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_integrations_list",
     title: "List integrations",
-    description: "Lists the integrations serving one location (its own and those of its \
-organization), sorted by name: display name, kind (pos, delivery, payments, accounting, \
-marketing, reservations, other), health (ok, degraded, down) and last synchronization time \
-(ISO 8601 with the location's UTC offset). Suited to questions such as why orders from a \
-delivery channel stopped or whether the till is in sync. Connection secrets are not part of \
-the result. `location_id` comes from chataigne_locations_list. Returns at most `limit` \
-integrations (20 by default, 50 at most) and, when more exist, `meta.next_cursor` to pass \
-unchanged with the same `location_id`.",
+    description: "Lists the integrations serving one location, its own and its organization's, \
+sorted by name, with kind, health and last synchronization time (ISO 8601, location's UTC \
+offset); connection secrets are not returned. Suited to questions such as why orders from a \
+delivery channel stopped or whether the till is in sync. Returns 20 by default, 50 at most, \
+with `meta.next_cursor` when more exist.",
     scope: "integrations.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -34,14 +31,14 @@ unchanged with the same `location_id`.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IntegrationsListInput {
-    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    /// From chataigne_locations_list, e.g. "loc_01paris11".
     #[schemars(length(min = 1, max = 64))]
     pub location_id: String,
-    /// Page size, 1 to 50; 20 when omitted.
+    /// Page size; 20 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, unchanged, with the same location.
+    /// `meta.next_cursor` of the previous page, with the same location_id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cursor: Option<String>,

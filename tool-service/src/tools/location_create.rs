@@ -18,14 +18,12 @@ use crate::store::writes::{Effect, NewLocation};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_location_create",
     title: "Create a location",
-    description: "Creates a location (one restaurant) in an existing organization, with \
-its postal address, IANA timezone and ISO 4217 currency; reserved to Chataigne platform \
-administrators. `organization_id` comes from chataigne_organization_create or \
-chataigne_organizations_list. `idempotency_key` is a new random string (8 to 255 characters) \
-for each intended location, reused only to retry that same creation: a retry with the same \
-key and arguments returns the first result with `meta.replayed: true` and creates nothing \
-twice. Returns the new `location_id`, its organization, timezone, currency and creation time \
-(ISO 8601 with the location's offset). New locations accept orders.",
+    description: "Creates a location (one restaurant) in an existing organization, with its \
+postal address, IANA timezone and ISO 4217 currency; reserved to Chataigne platform \
+administrators. `idempotency_key` (8 to 255 characters) is new per intended location; a retry \
+with the same key and arguments returns the first result with `meta.replayed: true` and \
+creates nothing twice. Returns the new `location_id`, its organization, timezone, currency and \
+creation time (ISO 8601, location's UTC offset). New locations accept orders.",
     scope: "admin.locations.create",
     kind: ToolKind::Write,
     deadline: DeadlineClass::Write,
@@ -37,7 +35,7 @@ twice. Returns the new `location_id`, its organization, timezone, currency and c
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LocationCreateInput {
-    /// Parent organization ID, e.g. "org_01bistrochataigne".
+    /// Parent organization, from chataigne_organization_create or chataigne_organizations_list, e.g. "org_01bistrochataigne".
     #[schemars(length(min = 1, max = 64))]
     pub organization_id: String,
     /// Display name of the restaurant, 1 to 120 characters.
@@ -61,7 +59,7 @@ pub struct LocationCreateInput {
     /// ISO 4217 currency code, e.g. "EUR".
     #[schemars(regex(pattern = r"^[A-Z]{3}$"))]
     pub currency: String,
-    /// A new random string of 8 to 255 characters for each intended creation.
+    /// New random string per intended creation; the same only to retry it.
     #[schemars(length(min = 8, max = 255))]
     pub idempotency_key: String,
 }

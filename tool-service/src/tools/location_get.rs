@@ -14,12 +14,11 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_location_get",
     title: "Get a location",
-    description: "Returns one location (restaurant) with its address, IANA timezone, \
-currency and current order intake: accepting orders or paused, with the planned end of the \
-pause and its reason when set. Suited to questions about where a restaurant is, which \
-timezone or currency it uses, or whether it takes orders right now. `location_id` comes from \
-chataigne_locations_list. Times are ISO 8601 with the location's UTC offset. A location the \
-signed-in user cannot access is reported exactly like one that does not exist.",
+    description: "Returns one location (restaurant): address, IANA timezone, currency and \
+current order intake (accepting or paused; when set, the pause's planned end, ISO 8601 with \
+the location's UTC offset, and its reason). Suited to where a restaurant is, its timezone or \
+currency, or whether it takes orders now. An unknown location is refused like an inaccessible \
+one.",
     scope: "location.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -31,7 +30,7 @@ signed-in user cannot access is reported exactly like one that does not exist.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LocationGetInput {
-    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    /// From chataigne_locations_list, e.g. "loc_01paris11".
     #[schemars(length(min = 1, max = 64))]
     pub location_id: String,
 }

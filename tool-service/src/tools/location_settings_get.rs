@@ -17,14 +17,12 @@ pub const SPEC: ToolSpec = ToolSpec {
     title: "Get a location's settings",
     description: "Returns chosen sections of a location's settings: store (public name, \
 description, phone, languages), order (fulfillment types, preparation time, minimum order), \
-opening_hours (per weekday, local time of the location, \"HH:MM\"), delivery (radius in km, \
-fee, free-delivery threshold, delivery time in minutes), payment_methods, ai (assistant on or \
-off, tone, languages), loyalty (points per currency unit, reward), referrals (rewards) and \
-notifications (channels and alerts). Suited to questions about how a restaurant is set up. \
-`location_id` comes from chataigne_locations_list; `sections` lists 1 to 9 distinct section \
-names. Each section has its own scope besides settings.read, and the call is refused as a \
-whole (MCP_SCOPE_REQUIRED naming the scope) when one is missing. Amounts carry their currency \
-and a display string.",
+opening_hours (per weekday, local \"HH:MM\"), delivery (radius in km, fee, free-delivery \
+threshold, time in minutes), payment_methods, ai (assistant on or off, tone, languages), \
+loyalty (points per currency unit, reward), referrals (rewards) and notifications (channels, \
+alerts). Suited to how a restaurant is set up. Takes 1 to 9 distinct sections, each needing \
+its own scope besides settings.read; one missing scope refuses the whole call \
+(MCP_SCOPE_REQUIRED naming it).",
     scope: SETTINGS_SCOPE,
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -36,10 +34,10 @@ and a display string.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LocationSettingsGetInput {
-    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    /// From chataigne_locations_list, e.g. "loc_01paris11".
     #[schemars(length(min = 1, max = 64))]
     pub location_id: String,
-    /// Sections to return, 1 to 9 distinct values among store, order, opening_hours, delivery, payment_methods, ai, loyalty, referrals, notifications.
+    /// Sections to return, each at most once.
     #[schemars(length(min = 1, max = 9), extend("uniqueItems" = true))]
     pub sections: Vec<SettingsSection>,
 }

@@ -13,12 +13,10 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_location_status_get",
     title: "Get a location's order intake",
-    description: "Returns whether a location currently accepts new orders or is paused, \
-with the planned end of the pause (ISO 8601 with the location's UTC offset) and its reason \
-(busy, staff_shortage, technical_issue, closed_early, other) when set. A pause whose end has \
-passed is reported as accepting. Suited to checking the intake before or after a change; the \
-returned `status` is the value chataigne_location_status_update expects as \
-`expected_status`. `location_id` comes from chataigne_locations_list.",
+    description: "Returns whether a location accepts new orders or is paused, with the pause's \
+planned end (ISO 8601, location's UTC offset) and reason when set; a pause whose end has \
+passed reads as accepting. Suited to checking the intake before or after a change; the \
+returned `status` is the `expected_status` of chataigne_location_status_update.",
     scope: "locationStatusSettings.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -30,7 +28,7 @@ returned `status` is the value chataigne_location_status_update expects as \
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LocationStatusGetInput {
-    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    /// From chataigne_locations_list, e.g. "loc_01paris11".
     #[schemars(length(min = 1, max = 64))]
     pub location_id: String,
 }

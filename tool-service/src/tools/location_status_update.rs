@@ -16,15 +16,13 @@ use crate::store::{GuardedWrite, Store};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_location_status_update",
     title: "Pause or resume a location's orders",
-    description: "Pauses a location's intake of new orders (optionally until a given time, \
-with a reason) or resumes it. Suited to a restaurant that is overwhelmed, short-staffed, \
-facing a technical problem or closing early, and to reopening afterwards. `location_id` comes \
-from chataigne_locations_list; `expected_status` is the `status` last returned by \
-chataigne_location_status_get or chataigne_location_get, and the change is refused with \
-MCP_EXPECTED_STATE_MISMATCH (carrying the current status) when the intake changed since. \
-`paused_until` is an ISO 8601 date-time with offset, in the future and at most 7 days ahead, \
-accepted with `paused` only; without it the pause lasts until resumed. Returns the intake \
-after the change.",
+    description: "Pauses a location's intake of new orders, optionally until a time and with a \
+reason, or resumes it. Suited to a restaurant that is overwhelmed, short-staffed, facing a \
+technical problem or closing early, and to reopening. The current intake is read first and \
+passed as `expected_status`; if it changed since, the call is refused with \
+MCP_EXPECTED_STATE_MISMATCH carrying the current status. No idempotency key: the \
+expected-state check guards repeats. A pause ends at `paused_until`, at most 7 days ahead, or \
+else when resumed. Returns the intake after the change.",
     scope: "locationStatusSettings.write",
     kind: ToolKind::Write,
     deadline: DeadlineClass::Write,
@@ -36,18 +34,18 @@ after the change.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LocationStatusUpdateInput {
-    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11".
+    /// From chataigne_locations_list, e.g. "loc_01paris11".
     #[schemars(length(min = 1, max = 64))]
     pub location_id: String,
-    /// The new intake: `accepting` (take new orders) or `paused` (take none).
+    /// The new intake: `accepting` (takes new orders) or `paused` (takes none).
     pub status: IntakeStatus,
-    /// The intake as last observed: `accepting` or `paused`, from chataigne_location_status_get.
+    /// The `status` last read with chataigne_location_status_get or chataigne_location_get.
     pub expected_status: IntakeStatus,
-    /// End of the pause, ISO 8601 date-time with offset, e.g. "2026-03-01T21:30:00+01:00"; in the future, at most 7 days ahead; only with status `paused`.
+    /// End of the pause, ISO 8601 date-time with offset, e.g. "2026-03-01T21:30:00+01:00", in the future; only with `paused`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("format" = "date-time"))]
     pub paused_until: Option<String>,
-    /// Why orders are paused; only with status `paused`.
+    /// Why orders are paused; only with `paused`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<PauseReason>,
 }

@@ -15,11 +15,9 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_locations_list",
     title: "List locations",
     description: "Lists the locations (restaurants) of one organization that the signed-in \
-user can access, by name, with address, timezone and currency. Suited to finding the \
-`location_id` that order, catalog, conversation and analytics tools take. `organization_id` \
-comes from chataigne_organizations_list. Returns at most `limit` locations (20 by default, \
-50 at most) and, when more exist, `meta.next_cursor` to pass unchanged with the same \
-`organization_id`.",
+user can access, sorted by name, with ID, address, timezone and currency. The usual source of \
+the `location_id` other tools take. Returns 20 by default, 50 at most, with `meta.next_cursor` \
+when more exist.",
     scope: "location.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -31,14 +29,14 @@ comes from chataigne_organizations_list. Returns at most `limit` locations (20 b
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LocationsListInput {
-    /// Organization ID as returned by chataigne_organizations_list, e.g. "org_01bistrochataigne".
+    /// From chataigne_organizations_list, e.g. "org_01bistrochataigne".
     #[schemars(length(min = 1, max = 64))]
     pub organization_id: String,
-    /// Page size, 1 to 50; 20 when omitted.
+    /// Page size; 20 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, unchanged, with the same organization.
+    /// `meta.next_cursor` of the previous page, with the same organization_id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cursor: Option<String>,

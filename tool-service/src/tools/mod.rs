@@ -162,6 +162,7 @@ impl ToolId {
 pub struct CatalogEntry {
     pub id: ToolId,
     pub spec: &'static ToolSpec,
+    /// The input schema as listed (`tools/list`, the catalogue RPC).
     pub input_schema: Value,
     pub output_schema: Value,
     validator: InputValidator,
@@ -225,12 +226,12 @@ pub fn build_catalog() -> anyhow::Result<Vec<CatalogEntry>> {
     ToolId::ALL
         .iter()
         .map(|&id| {
-            let (input_schema, output_schema) = id.schemas();
+            let (validated, output_schema) = id.schemas();
             Ok(CatalogEntry {
                 id,
                 spec: id.spec(),
-                validator: InputValidator::new(&input_schema)?,
-                input_schema,
+                validator: InputValidator::new(&validated)?,
+                input_schema: schema::listed_input_schema(&validated),
                 output_schema,
             })
         })
@@ -300,16 +301,84 @@ impl<S: Store, A: Access> Tools<S, A> {
         if entry.spec.kind == ToolKind::Write {
             self.ensure_writes_enabled().await?;
         }
+        let arguments = without_nulls(arguments);
         entry.validator.check(&arguments)?;
         self.dispatch(entry.id, arguments, ctx).await
     }
 }
 
+/// `arguments` with top-level `null`s left out: an optional argument passed
+/// as `null` (as models often do) means the same as an absent one; a required
+/// one is then reported missing.
+fn without_nulls(arguments: Value) -> Value {
+    match arguments {
+        Value::Object(mut map) => {
+            map.retain(|_, value| !value.is_null());
+            Value::Object(map)
+        }
+        other => other,
+    }
+}
+
 fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, DomainError> {
     serde_json::from_value(arguments).map_err(|error| {
-        // serde's message names the field and the expectation, not the value.
-        DomainError::invalid("", error.to_string())
+        // Schema validation ran first, so this is rare; serde's text may
+        // quote the value or name Rust types, so only its position is kept.
+        tracing::debug!(
+            line = error.line(),
+            column = error.column(),
+            "arguments do not deserialize"
+        );
+        DomainError::invalid(
+            "",
+            "the arguments do not match the tool's input; check each argument's type",
+        )
     })
+}
+
+/// Where the valid values of each identifier argument come from.
+const ID_SOURCES: &[(&str, &str)] = &[
+    ("organization_id", "chataigne_organizations_list"),
+    ("location_id", "chataigne_locations_list"),
+    ("order_id", "chataigne_orders_list"),
+    ("item_id", "chataigne_catalog_items_list"),
+    ("category_id", "chataigne_catalog_items_list"),
+    ("customer_id", "chataigne_customers_list"),
+    ("conversation_id", "chataigne_conversations_list"),
+];
+
+/// The message of an unknown or inaccessible identifier among the
+/// identifier arguments of `arguments`, naming the tool each comes from (the
+/// same text whether the identifier does not exist or belongs to another
+/// tenant); `None` when the call has no identifier argument.
+pub fn unknown_id_message(arguments: &Value) -> Option<String> {
+    let present: Vec<(&str, &str)> = ID_SOURCES
+        .iter()
+        .copied()
+        .filter(|(name, _)| arguments.get(name).is_some_and(Value::is_string))
+        .collect();
+    let sources: Vec<String> = present
+        .iter()
+        .map(|(name, tool)| format!("{name} from {tool}"))
+        .collect();
+    match present.as_slice() {
+        [] => None,
+        [(name, _)] => Some(format!(
+            "The {name} is unknown or outside the signed-in user's access. Take {} \
+             instead of guessing it.",
+            sources.join("")
+        )),
+        _ => Some(format!(
+            "One of {} is unknown or outside the signed-in user's access. Take {} \
+             instead of guessing them.",
+            present
+                .iter()
+                .map(|(name, _)| *name)
+                .collect::<Vec<_>>()
+                .join(", "),
+            sources.join(" and ")
+        )),
+    }
 }
 
 fn finish(output: impl idempotency::Finish) -> Result<CallResult, DomainError> {
@@ -331,5 +400,37 @@ impl<T: Serialize> idempotency::Finish for ToolOutput<T> {
             truncated: false,
             replayed: false,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_unknown_id_message_names_where_valid_ids_come_from() {
+        assert_eq!(
+            unknown_id_message(&json!({"order_id": "ord_x", "limit": 3})).as_deref(),
+            Some(
+                "The order_id is unknown or outside the signed-in user's access. Take order_id \
+                 from chataigne_orders_list instead of guessing it."
+            )
+        );
+        let both = unknown_id_message(&json!({"location_id": "l", "item_id": "i"})).unwrap();
+        assert!(
+            both.starts_with("One of location_id, item_id is unknown"),
+            "{both}"
+        );
+        assert!(
+            both.contains("location_id from chataigne_locations_list and item_id from chataigne_catalog_items_list"),
+            "{both}"
+        );
+        assert_eq!(unknown_id_message(&json!({"limit": 3})), None);
+    }
+
+    #[test]
+    fn null_arguments_mean_absent() {
+        assert_eq!(without_nulls(json!({"a": null, "b": 1})), json!({"b": 1}));
     }
 }

@@ -13,10 +13,9 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_order_get",
     title: "Get an order",
     description: "Returns one order with its lines (item, quantity, unit price, line total), \
-status, fulfillment type, customer name, total and timestamps in the location's timezone. \
-Suited to questions about the content or state of a specific order. `order_id` comes from \
-chataigne_orders_list. An order the signed-in user cannot access is reported exactly like \
-one that does not exist.",
+status, fulfillment type, customer, total and timestamps (ISO 8601, location's UTC offset). \
+Suited to the content or state of a specific order. An unknown order is refused like an \
+inaccessible one.",
     scope: "orders.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -28,7 +27,7 @@ one that does not exist.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrderGetInput {
-    /// Order ID as returned by chataigne_orders_list, e.g. "ord_01j9x…".
+    /// From chataigne_orders_list or chataigne_customer_get, e.g. "ord_01j9x…".
     #[schemars(length(min = 1, max = 64))]
     pub order_id: String,
 }

@@ -14,15 +14,13 @@ use crate::store::{GuardedWrite, Store};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_order_status_update",
     title: "Update an order's status",
-    description: "Moves one order forward in its lifecycle: received → accepted → preparing → \
-ready → out_for_delivery or completed, and out_for_delivery → completed. Suited to accepting \
-an order, marking it ready, handing it to delivery or closing it. `order_id` and the order's \
-current status come from chataigne_orders_list or chataigne_order_get; `expected_status` is \
-that observed status and the change only happens while the order is still in it. A status \
-that does not follow the observed one is refused with ORDER_STATUS_PRECONDITION_FAILED and \
-nothing changes; an order that changed meanwhile is refused with \
-MCP_EXPECTED_STATE_MISMATCH, which carries the current status. Returns the updated order \
-(without lines) and the previous status. Cancellations and refunds are not available.",
+    description: "Moves one order one step forward: received → accepted → preparing → ready → \
+out_for_delivery or completed, and out_for_delivery → completed; cancellations and refunds are \
+not available. The current status is read first and passed as `expected_status`. A status that \
+does not follow it is refused with ORDER_STATUS_PRECONDITION_FAILED, an order that changed \
+since with MCP_EXPECTED_STATE_MISMATCH carrying the current status. No idempotency key: the \
+expected-state check guards repeats. Returns the order (without lines) and the previous \
+status.",
     scope: "orders.write",
     kind: ToolKind::Write,
     deadline: DeadlineClass::Write,
@@ -34,12 +32,12 @@ MCP_EXPECTED_STATE_MISMATCH, which carries the current status. Returns the updat
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrderStatusUpdateInput {
-    /// Order ID as returned by chataigne_orders_list, e.g. "ord_01paris11_20260301_004".
+    /// From chataigne_orders_list or chataigne_order_get, e.g. "ord_01paris11_20260301_004".
     #[schemars(length(min = 1, max = 64))]
     pub order_id: String,
     /// The new status, one step after `expected_status`.
     pub status: OrderStatus,
-    /// The status the order had when it was last read.
+    /// The `status` last read with chataigne_orders_list or chataigne_order_get.
     pub expected_status: OrderStatus,
 }
 

@@ -14,13 +14,11 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_orders_list",
     title: "List orders",
-    description: "Lists a restaurant's orders, newest first, with status, fulfillment type, \
-customer name and total. Suited to questions about recent or current orders, orders in a \
-given status, or orders placed during a period. `location_id` comes from \
-chataigne_locations_list; without it, orders of every location the signed-in user can read \
-are listed. Date bounds are ISO 8601 date-times with offset. Returns at most `limit` orders \
-(20 by default, 50 at most) and, when more exist, `meta.next_cursor` to pass unchanged with \
-the same filters for the next page. Order lines are returned by chataigne_order_get.",
+    description: "Lists the orders the signed-in user can read, newest first, with number, \
+status, fulfillment type, customer, total and creation time. Suited to recent or current \
+orders, orders in a given status or placed during a period; lines come from \
+chataigne_order_get. Returns 20 by default, 50 at most, with `meta.next_cursor` when more \
+exist.",
     scope: "orders.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -32,27 +30,27 @@ the same filters for the next page. Order lines are returned by chataigne_order_
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrdersListInput {
-    /// Location ID as returned by chataigne_locations_list, e.g. "loc_01paris11". Omitted: every location the user can read.
+    /// From chataigne_locations_list, e.g. "loc_01paris11"; omitted: every location the user can read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub location_id: Option<String>,
-    /// Only orders currently in one of these statuses. Omitted or empty: any status.
+    /// Only orders currently in one of these statuses; omitted or empty: any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 7))]
     pub statuses: Vec<OrderStatus>,
-    /// Inclusive lower bound on the order's creation time, ISO 8601 date-time with offset, e.g. "2026-03-01T00:00:00+01:00".
+    /// Inclusive lower bound on creation time, ISO 8601 date-time with offset, e.g. "2026-03-01T00:00:00+01:00".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("format" = "date-time"))]
     pub created_from: Option<String>,
-    /// Exclusive upper bound on the order's creation time, ISO 8601 date-time with offset.
+    /// Exclusive upper bound on creation time, ISO 8601 date-time with offset, later than created_from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("format" = "date-time"))]
     pub created_to: Option<String>,
-    /// Page size, 1 to 50; 20 when omitted.
+    /// Page size; 20 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, unchanged, with the same filters.
+    /// `meta.next_cursor` of the previous page, with the same filters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cursor: Option<String>,
@@ -147,8 +145,9 @@ fn summarize(
     };
     for order in orders.iter().take(5) {
         text.push_str(&format!(
-            "\n- {} · {} · {} · {} · {}",
+            "\n- {} ({}) · {} · {} · {} · {}",
             order.number,
+            order.id,
             order.location_name,
             order.status.as_str(),
             order.total.display,

@@ -18,12 +18,12 @@ use crate::store::writes::{Effect, NewOrganization};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_organization_create",
     title: "Create an organization",
-    description: "Creates a restaurant organization (a business that owns locations) with \
-the given name; reserved to Chataigne platform administrators. `idempotency_key` is a new \
-random string (8 to 255 characters) for each intended organization, reused only to retry that \
-same creation: a retry with the same key and arguments returns the first result with \
-`meta.replayed: true` and creates nothing twice. Returns the new `organization_id` (the one \
-chataigne_location_create takes), its name and creation time (ISO 8601, UTC).",
+    description: "Creates a restaurant organization (a business that owns locations) with the \
+given name; reserved to Chataigne platform administrators. `idempotency_key` (8 to 255 \
+characters) is new per intended organization; a retry with the same key and arguments returns \
+the first result with `meta.replayed: true` and creates nothing twice. Returns the new \
+`organization_id` (the one chataigne_location_create takes), its name and creation time (ISO \
+8601, UTC).",
     scope: "admin.organizations.create",
     kind: ToolKind::Write,
     deadline: DeadlineClass::Write,
@@ -35,10 +35,10 @@ chataigne_location_create takes), its name and creation time (ISO 8601, UTC).",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrganizationCreateInput {
-    /// Display name of the business, 1 to 120 characters, e.g. "Bistro Châtaigne".
+    /// Display name of the business, not only spaces, e.g. "Bistro Châtaigne".
     #[schemars(length(min = 1, max = 120))]
     pub name: String,
-    /// A new random string of 8 to 255 characters for each intended creation.
+    /// New random string per intended creation; the same only to retry it.
     #[schemars(length(min = 8, max = 255))]
     pub idempotency_key: String,
 }

@@ -14,11 +14,10 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_organizations_list",
     title: "List organizations",
-    description: "Lists the restaurant organizations the signed-in user belongs to, by name, \
-with their IDs and number of locations. Suited to finding which businesses the user works for \
-and the `organization_id` that chataigne_locations_list takes. Returns at most `limit` \
-organizations (20 by default, 50 at most) and, when more exist, `meta.next_cursor` to pass \
-unchanged for the next page.",
+    description: "Lists the restaurant organizations (businesses) the signed-in user belongs \
+to, or all of them for platform administrators, sorted by name, with ID and number of \
+locations. The starting point for finding an `organization_id`. Returns 20 by default, 50 at \
+most, with `meta.next_cursor` when more exist.",
     scope: "businessOrganization.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -30,11 +29,11 @@ unchanged for the next page.",
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrganizationsListInput {
-    /// Page size, 1 to 50; 20 when omitted.
+    /// Page size; 20 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, unchanged.
+    /// `meta.next_cursor` of the previous page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cursor: Option<String>,

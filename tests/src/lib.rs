@@ -2,8 +2,10 @@
 //! port 0 through their libraries (SQLite or PostgreSQL), raw MCP calls over
 //! HTTP, and the official MCP SDK clients run as external processes.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use chataigne::{Stack, StackConfig};
 use serde_json::{Value, json};
@@ -13,7 +15,7 @@ pub mod process;
 pub mod stores;
 
 pub use chataigne_common::demo;
-pub use chataigne_common::testing::{fresh_postgres_database, in_ci};
+pub use chataigne_common::testing::{envelope, fresh_postgres_database, in_ci};
 
 /// Which database backend a sandbox runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,51 +131,182 @@ impl Drop for TempDir {
     }
 }
 
-/// The official MCP SDK clients, installed by the shared `setup.sh` into
-/// `CHATAIGNE_TEST_MCP_CLIENTS` (see `.ci/run`). `None` outside CI when absent;
-/// a panic in CI.
+/// The official MCP clients the tests drive as external processes: installed
+/// by `tests/clients/setup.sh` into `CHATAIGNE_TEST_MCP_CLIENTS` (see
+/// `scripts/test.sh`), run through the project's scripts in `tests/clients/`.
+/// `None` outside CI when they are not installed; a panic in CI.
 pub struct SdkClients {
+    /// Python with the `mcp` SDK 2.x.
     pub python: PathBuf,
+    /// Python with the `mcp` SDK 1.x.
     pub python_v1: PathBuf,
+    /// Node.js 22, for the TypeScript SDK, the Inspector and the conformance suite.
+    pub node22: PathBuf,
+    /// One call through the Python SDK (`pyclient.py`).
     pub pyclient: PathBuf,
+    /// Plan runners (`sdk_session.py`, `ts_session.mjs`, `inspector_session.mjs`).
+    pub sdk_session: PathBuf,
+    pub ts_session: PathBuf,
+    pub inspector_session: PathBuf,
+    /// Strict AJV compilation of listed tool schemas (`schema_check.mjs`).
+    pub schema_check: PathBuf,
+    /// The conformance suite runner (`conformance.sh`).
     pub conformance: PathBuf,
+    /// Where `setup.sh` installed the clients.
     pub dir: PathBuf,
+}
+
+/// A client that runs a plan of tool calls (see `tests/clients/sdk_session.py`
+/// for the plan and report formats, shared by every driver).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// Python SDK 2.x (`sdk_session.py`).
+    Python,
+    /// Python SDK 1.x (`sdk_session.py`).
+    PythonV1,
+    /// TypeScript SDK (`ts_session.mjs`).
+    TypeScript,
+    /// MCP Inspector 2, `--cli` (`inspector_session.mjs`).
+    Inspector,
+    /// MCP Inspector CLI 1.x (`inspector_session.mjs`).
+    InspectorV1,
+}
+
+impl Driver {
+    pub const ALL: [Driver; 5] = [
+        Driver::Python,
+        Driver::PythonV1,
+        Driver::TypeScript,
+        Driver::Inspector,
+        Driver::InspectorV1,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Driver::Python => "Python SDK 2.x",
+            Driver::PythonV1 => "Python SDK 1.x",
+            Driver::TypeScript => "TypeScript SDK",
+            Driver::Inspector => "Inspector 2",
+            Driver::InspectorV1 => "Inspector CLI 1.x",
+        }
+    }
+
+    /// Whether the plan's `protocolVersion` can choose what the client offers
+    /// in `initialize` (the Inspector always offers its own).
+    pub fn offers_any_protocol_version(self) -> bool {
+        !matches!(self, Driver::Inspector | Driver::InspectorV1)
+    }
+}
+
+/// Runs `program args` with `stdin`; returns the exit code, stdout parsed as
+/// JSON (`null` when it is not) and stderr.
+fn run_json(program: &Path, args: &[&OsStr], stdin: &[u8]) -> (i32, Value, String) {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{} starts: {e}", program.display()));
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin).expect("stdin written");
+    drop(input);
+    let output = child.wait_with_output().expect("client ends");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (output.status.code().unwrap_or(-1), json, stderr)
 }
 
 impl SdkClients {
     pub fn find() -> Option<SdkClients> {
-        let dir = std::env::var_os("CHATAIGNE_TEST_MCP_CLIENTS").map(PathBuf::from);
-        let scripts = std::env::var_os("CHATAIGNE_TEST_MCP_CLIENT_SCRIPTS").map(PathBuf::from);
-        let found = dir.zip(scripts).map(|(dir, scripts)| SdkClients {
-            python: dir.join("venv/bin/python"),
-            python_v1: dir.join("venv-v1/bin/python"),
-            pyclient: scripts.join("pyclient.py"),
-            conformance: scripts.join("conformance.sh"),
-            dir,
+        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients");
+        let found = std::env::var_os("CHATAIGNE_TEST_MCP_CLIENTS").map(|dir| {
+            let dir = PathBuf::from(dir);
+            SdkClients {
+                python: dir.join("venv/bin/python"),
+                python_v1: dir.join("venv-v1/bin/python"),
+                node22: dir.join("node22/node"),
+                pyclient: scripts.join("pyclient.py"),
+                sdk_session: scripts.join("sdk_session.py"),
+                ts_session: scripts.join("ts_session.mjs"),
+                inspector_session: scripts.join("inspector_session.mjs"),
+                schema_check: scripts.join("schema_check.mjs"),
+                conformance: scripts.join("conformance.sh"),
+                dir,
+            }
         });
         match found {
-            Some(clients) if clients.python.exists() && clients.pyclient.exists() => Some(clients),
+            Some(clients)
+                if [&clients.python, &clients.python_v1, &clients.node22]
+                    .iter()
+                    .all(|p| p.exists())
+                    && clients.dir.join("versions").exists() =>
+            {
+                Some(clients)
+            }
             _ if in_ci() => panic!(
-                "the MCP SDK clients are required in CI: set CHATAIGNE_TEST_MCP_CLIENTS and CHATAIGNE_TEST_MCP_CLIENT_SCRIPTS (see .ci/run)"
+                "the MCP clients are required in CI: install them with tests/clients/setup.sh DIR and set CHATAIGNE_TEST_MCP_CLIENTS=DIR (scripts/test.sh does both)"
             ),
             _ => {
-                eprintln!("skipping: MCP SDK clients not installed (see .ci/run)");
+                eprintln!(
+                    "skipping: MCP clients not installed (scripts/test.sh installs them with tests/clients/setup.sh)"
+                );
                 None
             }
         }
     }
 
     /// Runs `pyclient.py` with `python`; returns its exit code and JSON output.
-    pub fn pyclient(&self, python: &PathBuf, args: &[&str]) -> (i32, Value, String) {
-        let output = Command::new(python)
-            .arg(&self.pyclient)
-            .args(args)
-            .output()
-            .expect("python client runs");
-        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-        let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-        (output.status.code().unwrap_or(-1), json, stderr)
+    pub fn pyclient(&self, python: &Path, args: &[&str]) -> (i32, Value, String) {
+        let mut all: Vec<&OsStr> = vec![self.pyclient.as_os_str()];
+        all.extend(args.iter().map(OsStr::new));
+        run_json(python, &all, b"")
+    }
+
+    /// Runs `plan` through `driver`; returns the exit code, the report and
+    /// stderr. The Inspector drivers add the plan's `"inspector"` line.
+    pub fn run_plan(&self, driver: Driver, plan: &Value) -> (i32, Value, String) {
+        let mut plan = plan.clone();
+        let clients = ["--clients".as_ref(), self.dir.as_os_str()];
+        let (program, args): (&Path, Vec<&OsStr>) = match driver {
+            Driver::Python => (&self.python, vec![self.sdk_session.as_os_str()]),
+            Driver::PythonV1 => (&self.python_v1, vec![self.sdk_session.as_os_str()]),
+            Driver::TypeScript => (
+                &self.node22,
+                [&[self.ts_session.as_os_str()], &clients[..]].concat(),
+            ),
+            Driver::Inspector | Driver::InspectorV1 => {
+                plan["inspector"] = json!(if driver == Driver::Inspector {
+                    "v2"
+                } else {
+                    "v1"
+                });
+                (
+                    &self.node22,
+                    [&[self.inspector_session.as_os_str()], &clients[..]].concat(),
+                )
+            }
+        };
+        let (code, report, stderr) = run_json(program, &args, plan.to_string().as_bytes());
+        assert!(
+            report.is_object(),
+            "{}: the report is JSON (exit {code})\n{stderr}",
+            driver.label()
+        );
+        (code, report, stderr)
+    }
+
+    /// Compiles every schema of `listed` (a `tools/list` result) with AJV in
+    /// strict mode; returns the exit code and the report
+    /// `{"tools", "errors", "warnings"}`.
+    pub fn schema_check(&self, listed: &Value) -> (i32, Value, String) {
+        let args = [
+            self.schema_check.as_os_str(),
+            "--clients".as_ref(),
+            self.dir.as_os_str(),
+        ];
+        run_json(&self.node22, &args, listed.to_string().as_bytes())
     }
 }
 
@@ -222,9 +355,7 @@ impl Sandbox {
             .await;
         let outcome = match status {
             401 => Outcome::Unauthenticated,
-            403 if body["result"]["structuredContent"]["data"]["error"]["code"]
-                == "MCP_SCOPE_REQUIRED" =>
-            {
+            403 if envelope(&body["result"])["data"]["error"]["code"] == "MCP_SCOPE_REQUIRED" => {
                 Outcome::ScopeRequired
             }
             200 if body["error"]["code"] == -32602
@@ -235,7 +366,7 @@ impl Sandbox {
                 Outcome::Hidden
             }
             200 if body["result"]["isError"] == true => {
-                match body["result"]["structuredContent"]["data"]["error"]["code"].as_str() {
+                match envelope(&body["result"])["data"]["error"]["code"].as_str() {
                     Some("MCP_RESOURCE_FORBIDDEN") => Outcome::Forbidden,
                     Some("MCP_RESOURCE_NOT_FOUND") => Outcome::NotFound,
                     Some("MCP_SCOPE_REQUIRED") => Outcome::ScopeRequired,

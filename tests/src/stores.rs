@@ -124,7 +124,7 @@ pub async fn staff_messages(url: &str, id: &str) -> i64 {
 /// The envelope error code of a `tools/call` result, if it failed.
 pub fn error_code(result: &serde_json::Value) -> Option<String> {
     (result["isError"] == true).then(|| {
-        envelope(&result)["data"]["error"]["code"]
+        envelope(result)["data"]["error"]["code"]
             .as_str()
             .unwrap_or("?")
             .to_owned()

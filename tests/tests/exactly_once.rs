@@ -206,7 +206,7 @@ async fn call(url: &str, token: &str, name: &str, arguments: Value) -> Value {
 }
 
 fn in_progress_is_retryable(result: &Value) {
-    let error = &envelope(&result)["data"]["error"];
+    let error = &envelope(result)["data"]["error"];
     assert!(
         error["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0),
         "{error}"

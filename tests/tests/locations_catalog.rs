@@ -252,7 +252,7 @@ async fn locations_and_catalog(backend: Backend) {
     let refused = &refused["result"];
     assert_eq!(error_code(refused), "MCP_SCOPE_REQUIRED");
     assert_eq!(
-        envelope(&refused)["data"]["error"]["details"]["scope"],
+        envelope(refused)["data"]["error"]["details"]["scope"],
         "loyalty.read"
     );
     assert!(

@@ -263,7 +263,7 @@ async fn status_updates(c: &Client<'_>, manager: &str, staff: &str, analyst: &st
     let loser = outcomes.iter().find(|r| r["isError"] == true).unwrap();
     assert_eq!(error_code(loser), "MCP_EXPECTED_STATE_MISMATCH");
     assert_eq!(
-        envelope(&loser)["data"]["error"]["details"]["current_state"],
+        envelope(loser)["data"]["error"]["details"]["current_state"],
         "preparing"
     );
 

@@ -5,11 +5,8 @@
 //! with arguments from the demo data and from earlier results.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use chataigne_tests::{Backend, Sandbox, SdkClients, demo};
+use chataigne_tests::{Backend, Driver, Sandbox, SdkClients, demo};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -159,36 +156,6 @@ async fn python_sdk_auto_mode_falls_back_from_the_2026_probe() {
         "{organizations:?}"
     );
     sandbox.shutdown().await;
-}
-
-/// The project's SDK driver: one `ClientSession` per planned session, every
-/// planned call in order (see the script's documentation).
-fn driver() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("python/sdk_session.py")
-}
-
-/// Runs `plan` through the driver with `python`; returns the exit code, the
-/// report and stderr.
-fn run_plan(python: &Path, plan: &Value) -> (i32, Value, String) {
-    let mut child = Command::new(python)
-        .arg(driver())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python driver starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(plan.to_string().as_bytes())
-        .expect("plan written");
-    let output = child.wait_with_output().expect("python driver ends");
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    let report = serde_json::from_str(&stdout)
-        .unwrap_or_else(|_| panic!("driver report is JSON: {stdout}\n{stderr}"));
-    (output.status.code().unwrap_or(-1), report, stderr)
 }
 
 /// `YYYY-MM-DD` of `days` days since 1970-01-01 (proleptic Gregorian).
@@ -432,12 +399,13 @@ async fn python_sdk_lists_and_calls_every_tool() {
         .await;
 
     let lines = [
-        ("v2", &clients.python, demo::LOC_PARIS),
-        ("v1", &clients.python_v1, demo::LOC_LYON),
+        ("v2", Driver::Python, demo::LOC_PARIS),
+        ("v1", Driver::PythonV1, demo::LOC_LYON),
     ];
-    for (run, python, location) in lines {
+    for (run, driver, location) in lines {
         let plan = every_tool_plan(&sandbox.mcp_url, &manager, &admin, location, run);
-        let (code, report, stderr) = tokio::task::block_in_place(|| run_plan(python, &plan));
+        let (code, report, stderr) =
+            tokio::task::block_in_place(|| clients.run_plan(driver, &plan));
         assert_eq!(code, 0, "{run}: driver failed: {stderr}\n{report}");
         let sessions = report["sessions"].as_array().expect("sessions");
         assert_eq!(sessions.len(), 2, "{report}");

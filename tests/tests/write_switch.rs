@@ -216,7 +216,7 @@ async fn write_switch(backend: Backend) {
     assert_eq!(http, 200, "{body}");
     let result = &body["result"];
     assert_eq!(result["isError"], true, "{body}");
-    let error = &envelope(&result)["data"]["error"];
+    let error = &envelope(result)["data"]["error"];
     assert_eq!(error["code"], "MCP_WRITES_DISABLED", "{body}");
     assert_eq!(error["category"], "authorization", "{body}");
     assert_eq!(error["retryable"], true, "{body}");

@@ -181,11 +181,7 @@ async fn status_updates(c: &Client<'_>, manager: &str, staff: &str, analyst: &st
     let update = |status: &str, expected: &str| json!({"order_id": order, "status": status, "expected_status": expected});
 
     // An illegal transition is refused before anything is written.
-    for (status, expected) in [
-        ("ready", "received"),
-        ("received", "accepted"),
-        ("cancelled", "received"),
-    ] {
+    for (status, expected) in [("ready", "received"), ("received", "accepted")] {
         let illegal = c
             .call(
                 manager,
@@ -199,6 +195,23 @@ async fn status_updates(c: &Client<'_>, manager: &str, staff: &str, analyst: &st
             "{expected}→{status}"
         );
     }
+    // A cancellation is an operation this server leaves out: refused as
+    // such, never as a transition that another status would allow.
+    let cancel = c
+        .call(
+            manager,
+            "chataigne_order_status_update",
+            update("cancelled", "received"),
+        )
+        .await;
+    assert_eq!(error_code(&cancel), "MCP_INVALID_ARGUMENTS");
+    assert!(
+        error_message(&cancel)
+            .as_str()
+            .unwrap()
+            .contains("not available through this server"),
+        "{cancel}"
+    );
     assert_eq!(order_status(c, manager, order).await, "received");
 
     // A stale observation is refused with the current status.
@@ -758,7 +771,7 @@ async fn analytics(c: &Client<'_>, manager: &str, analyst: &str) {
             .unwrap()
             .ends_with(" €")
     );
-    let share = d["totals"]["delivery_share_percent"].as_f64().unwrap();
+    let share = d["totals"]["delivery_share"].as_f64().unwrap();
     assert!((0.0..=100.0).contains(&share));
 
     // Limits: at most eight distinct metrics, at most 366 days.

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use chataigne_common::ErrorCode;
+use chataigne_common::balance::{self, Balanced};
 use chataigne_common::codes::decode_status;
 use chataigne_common::grants::{Grants, Refusal};
 use chataigne_proto::auth::v1::{
@@ -21,7 +22,6 @@ use chataigne_proto::auth::v1::{
 };
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
-use tonic::transport::{Channel, Endpoint};
 
 use crate::domain::{Dependency, DomainError, TenantScope};
 use crate::store::Owner;
@@ -64,7 +64,7 @@ pub trait Access: Clone + Send + Sync + 'static {
 const ASSERTION_AUDIENCE: &str = "chataigne-internal";
 /// `typ` of principal assertions.
 const ASSERTION_TYP: &str = "principal+jwt";
-/// Clock skew tolerated on `exp` and `iat` (as the auth-service).
+/// Clock skew tolerated on `exp`, `nbf` and `iat` (as the auth-service).
 const LEEWAY_SECS: u64 = 5;
 /// Least time between two key fetches triggered by an unknown `kid`.
 const KEY_FETCH_INTERVAL: Duration = Duration::from_millis(500);
@@ -73,7 +73,7 @@ const KEY_FETCH_INTERVAL: Duration = Duration::from_millis(500);
 /// carrying grants, its gRPC API otherwise, over one shared channel.
 #[derive(Clone)]
 pub struct AuthServiceAccess {
-    client: AuthServiceClient<Channel>,
+    client: AuthServiceClient<Balanced>,
     keys: Arc<AssertionKeys>,
 }
 
@@ -107,7 +107,7 @@ impl KeyRing {
         let mut validation = Validation::new(Algorithm::ES256);
         validation.leeway = LEEWAY_SECS;
         validation.validate_exp = true;
-        validation.validate_nbf = false;
+        validation.validate_nbf = true;
         validation.set_issuer(&[issuer]);
         validation.set_audience(&[ASSERTION_AUDIENCE]);
         validation.set_required_spec_claims(&["exp", "iat", "iss", "aud", "sub"]);
@@ -193,11 +193,15 @@ impl AuthServiceAccess {
     /// Prepares a lazily connecting channel: the service starts even if the
     /// auth-service is not up yet, and calls fail fast while it is down.
     pub fn connect(url: &str) -> anyhow::Result<AuthServiceAccess> {
-        let channel = Endpoint::from_shared(url.to_owned())?
-            .connect_timeout(Duration::from_secs(2))
-            .timeout(Duration::from_secs(10))
-            .tcp_nodelay(true)
-            .connect_lazy();
+        // Balanced over every auth-service instance the name resolves to.
+        let channel = Balanced::dns(
+            url,
+            balance::Options {
+                connect_timeout: Duration::from_secs(2),
+                request_timeout: Some(Duration::from_secs(10)),
+                ..balance::Options::default()
+            },
+        )?;
         Ok(AuthServiceAccess {
             client: AuthServiceClient::new(channel),
             keys: Arc::default(),

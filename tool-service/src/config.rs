@@ -19,6 +19,9 @@ pub struct Config {
     pub seed_demo: bool,
     /// Days of order history in the demo data set (up to today).
     pub demo_days: u32,
+    /// Limits of the gRPC server: concurrency (load shedding past it), the
+    /// longest RPC, HTTP/2 streams.
+    pub grpc_server: chataigne_common::grpc_server::GrpcServerLimits,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -62,6 +65,7 @@ impl Default for Config {
             idempotency: IdempotencyConfig::default(),
             seed_demo: false,
             demo_days: 365,
+            grpc_server: chataigne_common::grpc_server::GrpcServerLimits::default(),
         }
     }
 }
@@ -111,6 +115,9 @@ impl Default for CursorConfig {
 impl Config {
     /// Rejects configurations that cannot work, with a message naming the field.
     pub fn validate(&self) -> anyhow::Result<()> {
+        self.grpc_server
+            .validate("grpc_server")
+            .map_err(anyhow::Error::msg)?;
         if let Some(metrics_listen) = &self.metrics_listen {
             anyhow::ensure!(
                 metrics_listen.parse::<std::net::SocketAddr>().is_ok(),

@@ -3,8 +3,11 @@
 //!
 //! `run` (or `ToolService::build` then `serve`) is what `main` and the tests
 //! call: it opens the store named by the configured URL, then serves both gRPC
-//! services on the given listener (and Prometheus `/metrics` on the metrics
-//! listener, when given) until `shutdown` resolves.
+//! services on the given listener, behind the gRPC server stack every
+//! Chataigne server declares (`chataigne_common::grpc_server`: the caller's
+//! deadline, load shedding past `grpc_server.max_concurrent_requests`, HTTP/2
+//! limits), and Prometheus `/metrics` on the metrics listener, when given,
+//! until `shutdown` resolves.
 
 pub mod access;
 pub mod config;
@@ -43,7 +46,14 @@ pub struct Listeners {
 
 /// A tool-service ready to serve: store opened and migrated, demo data loaded
 /// when asked, catalogue built.
-pub enum ToolService {
+pub struct ToolService {
+    tools: Served,
+    /// Limits of the gRPC server stack (`chataigne_common::grpc_server`).
+    grpc_limits: chataigne_common::grpc_server::GrpcServerLimits,
+}
+
+/// The tools on the configured store.
+enum Served {
     Postgres(Tools<PgStore, AuthServiceAccess>),
     Sqlite(Tools<SqliteStore, AuthServiceAccess>),
 }
@@ -58,21 +68,25 @@ impl ToolService {
             statement_timeout: Duration::from_millis(config.database.statement_timeout_ms),
         };
         let url = config.database.url();
-        if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        let tools = if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             let store = PgStore::connect(url, &options).await?;
-            Ok(ToolService::Postgres(prepare(config, store).await?))
+            Served::Postgres(prepare(config, store).await?)
         } else {
             let store = SqliteStore::connect(url, &options).await?;
-            Ok(ToolService::Sqlite(prepare(config, store).await?))
-        }
+            Served::Sqlite(prepare(config, store).await?)
+        };
+        Ok(ToolService {
+            tools,
+            grpc_limits: config.grpc_server.clone(),
+        })
     }
 
     /// The operator's handle on this service's run-time flags (the write
     /// switch), over the same database.
     pub fn operator(&self) -> ops::Operator {
-        match self {
-            ToolService::Postgres(tools) => ops::Operator::postgres(tools.store().clone()),
-            ToolService::Sqlite(tools) => ops::Operator::sqlite(tools.store().clone()),
+        match &self.tools {
+            Served::Postgres(tools) => ops::Operator::postgres(tools.store().clone()),
+            Served::Sqlite(tools) => ops::Operator::sqlite(tools.store().clone()),
         }
     }
 
@@ -100,13 +114,14 @@ impl ToolService {
             .await
             .context("metrics server")
         };
+        let limits = self.grpc_limits;
         let grpc = async move {
-            let served = match self {
-                ToolService::Postgres(tools) => {
-                    grpc::serve_measured(tools, metrics, grpc_listener, shutdown).await
+            let served = match self.tools {
+                Served::Postgres(tools) => {
+                    grpc::serve_measured(tools, metrics, &limits, grpc_listener, shutdown).await
                 }
-                ToolService::Sqlite(tools) => {
-                    grpc::serve_measured(tools, metrics, grpc_listener, shutdown).await
+                Served::Sqlite(tools) => {
+                    grpc::serve_measured(tools, metrics, &limits, grpc_listener, shutdown).await
                 }
             };
             let _ = stop.send(true);
@@ -118,12 +133,13 @@ impl ToolService {
 
     /// This service's metrics, reading its database pool at each scrape.
     fn metrics(&self) -> anyhow::Result<ToolMetrics> {
-        let (catalog, pool_stats): (_, Box<dyn Fn() -> PoolStats + Send + Sync>) = match self {
-            ToolService::Postgres(tools) => {
+        let (catalog, pool_stats): (_, Box<dyn Fn() -> PoolStats + Send + Sync>) = match &self.tools
+        {
+            Served::Postgres(tools) => {
                 let pool = tools.store().pool().clone();
                 (tools.catalog(), Box::new(move || PoolStats::of(&pool)))
             }
-            ToolService::Sqlite(tools) => {
+            Served::Sqlite(tools) => {
                 let pool = tools.store().pool().clone();
                 (tools.catalog(), Box::new(move || PoolStats::of(&pool)))
             }

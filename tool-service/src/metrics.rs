@@ -1,4 +1,5 @@
-//! The tool-service's Prometheus metrics: latency of every tool call by
+//! The tool-service's Prometheus metrics: build info and process metrics,
+//! latency of every tool call by
 //! tool, surface (`mcp` for `ToolCatalog.CallTool`, `grpc` for the typed
 //! RPC) and outcome code; dependency errors (auth-service, database); the
 //! database pool read at scrape time. The same layer writes the one log line
@@ -10,7 +11,8 @@
 //! more than the path: `CallTool` (the tool name and its outcome) and the one
 //! mapping of domain errors (which dependency failed). Outside a call those
 //! hooks do nothing. Label values are catalogue names and error-table codes
-//! only; an unknown tool name is `unknown`.
+//! only; an unknown tool name is `unknown`. The layer also records each
+//! RPC's status on its span (`rpc.grpc.status_code`, `error.type`).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -47,6 +49,7 @@ impl ToolMetrics {
         pool_stats: Box<dyn Fn() -> PoolStats + Send + Sync>,
     ) -> prometheus::Result<ToolMetrics> {
         let registry = Registry::new();
+        metrics::register_process_and_build_info(&registry, "chataigne_tools")?;
         let metrics = ToolMetrics {
             calls: metrics::histogram(
                 &registry,
@@ -165,6 +168,10 @@ where
         let call = CURRENT.sync_scope(metrics.clone(), || self.inner.call(request));
         Box::pin(async move {
             let response = CURRENT.scope(metrics.clone(), call).await;
+            if let Ok(response) = &response {
+                // On the RPC's span (entered while this future runs).
+                chataigne_common::trace_context::record_outcome(outcome(response.headers()));
+            }
             if let (Some(tool), Ok(response)) = (tool, &response) {
                 let took = started.elapsed();
                 let outcome = outcome(response.headers());

@@ -90,6 +90,8 @@ pub fn order(
         })
         .collect();
     Ok(Order {
+        status_label: status.label(locale).to_owned(),
+        fulfillment_label: fulfillment.label(locale).to_owned(),
         total: Money::new(record.total_minor, currency, locale),
         created_at: timestamp(record.created_at_ms, &record.timezone),
         updated_at: timestamp(record.updated_at_ms, &record.timezone),

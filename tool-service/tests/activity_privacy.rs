@@ -52,6 +52,8 @@ async fn transcript_queries_and_name_filters_are_not_logged() {
     let ctx = context(1_749_929_400_000);
     const SECRET_QUERY: &str = "Qzx-allergy-secret-7731";
     const SECRET_NAME: &str = "Qzx-name-secret-4410";
+    // Folded for the search, the accented query must not show up either.
+    const SECRET_ACCENTED: &str = "Qzx-Œufs-brûlés-façon-8812";
     let calls = [
         (
             "chataigne_conversations_list",
@@ -73,6 +75,14 @@ async fn transcript_queries_and_name_filters_are_not_logged() {
             "chataigne_customers_list",
             json!({"organization_id": demo::ORG_BISTRO, "name_query": SECRET_NAME}),
         ),
+        (
+            "chataigne_conversations_list",
+            json!({"location_id": demo::LOC_PARIS, "query": SECRET_ACCENTED}),
+        ),
+        (
+            "chataigne_catalog_items_list",
+            json!({"location_id": demo::LOC_PARIS, "text": SECRET_ACCENTED}),
+        ),
     ];
     for (name, arguments) in calls {
         // Successes and refusals alike.
@@ -83,10 +93,11 @@ async fn transcript_queries_and_name_filters_are_not_logged() {
         logs.contains("conversation_messages"),
         "the driver's statement events are captured"
     );
-    for secret in [SECRET_QUERY, SECRET_NAME] {
+    for secret in [SECRET_QUERY, SECRET_NAME, SECRET_ACCENTED] {
         let lower = secret.to_ascii_lowercase();
+        let folded = chataigne_tools::domain::fold(secret);
         assert!(
-            !logs.contains(secret) && !logs.contains(&lower),
+            !logs.contains(secret) && !logs.contains(&lower) && !logs.contains(&folded),
             "{secret} was logged"
         );
     }

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use chataigne_common::demo;
 use chataigne_tools::domain::{
     Bucket, ConversationFilter, ConversationStatus, CustomerFilter, MetricSums, OrderStatus,
-    PageAfter, PageRequest, like_pattern,
+    PageAfter, PageRequest, SortOrder, contains_pattern, fold,
 };
 use chataigne_tools::store::seed::{DataSet, OrderRow, SeedSpec};
 use chataigne_tools::store::{GuardedWrite, Owner, PgStore, SqliteStore, Store};
@@ -95,7 +95,7 @@ on_both_backends!(
     customers_page_by_name_with_filters,
     customer_detail_and_recent_orders,
     conversations_filter_and_page,
-    messages_page_newest_first,
+    messages_page_newest_or_oldest_first,
     owners,
 );
 
@@ -324,13 +324,7 @@ fn customer_ids_of(
                         .any(|o| o.customer_id == c.id && o.location_id == loc)
             })
         })
-        .filter(|c| {
-            name.is_none_or(|n| {
-                c.display_name
-                    .to_ascii_lowercase()
-                    .contains(&n.to_ascii_lowercase())
-            })
-        })
+        .filter(|c| name.is_none_or(|n| fold(&c.display_name).contains(&fold(n))))
         .map(|c| (c.display_name.as_str(), c.id.as_str()))
         .collect();
     customers.sort();
@@ -377,14 +371,14 @@ async fn customers_page_by_name_with_filters(store: &impl Backend, data: &DataSe
     assert!(!expected.is_empty());
     assert_eq!(all_customers(store, &located).await, expected);
     let named = CustomerFilter {
-        name_pattern: Some(like_pattern("AR")),
+        name_pattern: Some(contains_pattern("AR")),
         ..org.clone()
     };
     let expected = customer_ids_of(data, demo::ORG_BISTRO, None, Some("ar"));
     assert!(!expected.is_empty());
     assert_eq!(all_customers(store, &named).await, expected);
     let wildcard = CustomerFilter {
-        name_pattern: Some(like_pattern("%")),
+        name_pattern: Some(contains_pattern("%")),
         ..org.clone()
     };
     assert!(
@@ -448,12 +442,9 @@ fn conversation_ids_of(
         .filter(|c| status.is_none_or(|s| c.status == s))
         .filter(|c| {
             query.is_none_or(|q| {
-                data.messages.iter().any(|m| {
-                    m.conversation_id == c.id
-                        && m.body
-                            .to_ascii_lowercase()
-                            .contains(&q.to_ascii_lowercase())
-                })
+                data.messages
+                    .iter()
+                    .any(|m| m.conversation_id == c.id && fold(&m.body).contains(&fold(q)))
             })
         })
         .map(|c| (c.last_message_at_ms, c.id.as_str()))
@@ -509,7 +500,7 @@ async fn conversations_filter_and_page(store: &impl Backend, data: &DataSet) {
         .body;
     let word: String = body.chars().skip(2).take(8).collect();
     let query = ConversationFilter {
-        body_pattern: Some(like_pattern(&word)),
+        body_pattern: Some(contains_pattern(&word)),
         ..filter.clone()
     };
     let page = PageRequest {
@@ -526,10 +517,18 @@ async fn conversations_filter_and_page(store: &impl Backend, data: &DataSet) {
     let expected = conversation_ids_of(data, demo::LOC_PARIS, Some(&word), None);
     assert!(!expected.is_empty());
     assert_eq!(found, expected);
-    // Case is ignored for unaccented letters only, the same on both backends.
-    for (text, some) in [("À QUELLE", true), ("à quelle", false)] {
+    // Case and accents are ignored, the same on both backends.
+    for (text, some) in [
+        ("À QUELLE", true),
+        ("à quelle", true),
+        ("a quelle", true),
+        ("A QUELLE", true),
+        ("boeuf", true),
+        ("BŒUF", true),
+        ("zzz introuvable", false),
+    ] {
         let query = ConversationFilter {
-            body_pattern: Some(like_pattern(text)),
+            body_pattern: Some(contains_pattern(text)),
             ..filter.clone()
         };
         let found: Vec<String> = store
@@ -560,7 +559,7 @@ async fn conversations_filter_and_page(store: &impl Backend, data: &DataSet) {
     );
 }
 
-async fn messages_page_newest_first(store: &impl Backend, data: &DataSet) {
+async fn messages_page_newest_or_oldest_first(store: &impl Backend, data: &DataSet) {
     let conversation = "conv_01paris11_01";
     let mut expected: Vec<(i64, String)> = data
         .messages
@@ -576,7 +575,10 @@ async fn messages_page_newest_first(store: &impl Backend, data: &DataSet) {
         after: None,
     };
     loop {
-        let rows = store.list_messages(conversation, &page).await.unwrap();
+        let rows = store
+            .list_messages(conversation, &page, SortOrder::NewestFirst)
+            .await
+            .unwrap();
         let more = rows.len() > 50;
         seen.extend(
             rows.iter()
@@ -592,6 +594,33 @@ async fn messages_page_newest_first(store: &impl Backend, data: &DataSet) {
         });
     }
     assert_eq!(seen, expected);
+    // Oldest first walks the same messages the other way round.
+    let mut oldest = Vec::new();
+    let mut page = PageRequest {
+        limit: 40,
+        after: None,
+    };
+    loop {
+        let rows = store
+            .list_messages(conversation, &page, SortOrder::OldestFirst)
+            .await
+            .unwrap();
+        let more = rows.len() > 40;
+        oldest.extend(
+            rows.iter()
+                .take(40)
+                .map(|m| (m.created_at_ms, m.id.clone())),
+        );
+        if !more {
+            break;
+        }
+        page.after = Some(PageAfter {
+            key: rows[39].created_at_ms.to_string(),
+            id: rows[39].id.clone(),
+        });
+    }
+    expected.reverse();
+    assert_eq!(oldest, expected);
     let bad = PageRequest {
         limit: 5,
         after: Some(PageAfter {
@@ -599,7 +628,12 @@ async fn messages_page_newest_first(store: &impl Backend, data: &DataSet) {
             id: "x".into(),
         }),
     };
-    assert!(store.list_messages(conversation, &bad).await.is_err());
+    assert!(
+        store
+            .list_messages(conversation, &bad, SortOrder::NewestFirst)
+            .await
+            .is_err()
+    );
 }
 
 async fn owners(store: &impl Backend, data: &DataSet) {

@@ -10,7 +10,8 @@ use std::sync::OnceLock;
 
 use chataigne_common::demo;
 use chataigne_tools::domain::{
-    Dependency, DomainError, OrderFilter, OrderStatus, PageAfter, PageRequest, TenantScope,
+    Dependency, DomainError, OrderFilter, OrderStatus, PageAfter, PageRequest, SortOrder,
+    TenantScope,
 };
 use chataigne_tools::store::seed::{DataSet, OrderRow, SeedSpec};
 use chataigne_tools::store::{OrderRecord, Owner, PgStore, SqliteStore, Store, StoreOptions};
@@ -103,6 +104,7 @@ on_both_backends!(
     organizations_paginate,
     locations_of_an_organization,
     orders_paginate_exactly_once,
+    orders_paginate_oldest_first_exactly_once,
     order_filters,
     order_tenant_union,
     invalid_order_cursor,
@@ -150,6 +152,9 @@ fn expected_orders(data: &DataSet, filter: &OrderFilter) -> Vec<String> {
             .cmp(&a.created_at_ms)
             .then_with(|| b.id.cmp(&a.id))
     });
+    if filter.sort == SortOrder::OldestFirst {
+        rows.reverse();
+    }
     ids(&rows, |o| &o.id)
 }
 
@@ -378,6 +383,39 @@ async fn orders_paginate_exactly_once(store: &impl Backend, data: &DataSet) {
     assert!(expected.len() > 10);
     let walked = all_orders(store, &filtered, 4).await;
     assert_eq!(ids(&walked, |o| &o.id), expected);
+}
+
+async fn orders_paginate_oldest_first_exactly_once(store: &impl Backend, data: &DataSet) {
+    let newest = expected_orders(data, &OrderFilter::default());
+    for filter in [
+        OrderFilter {
+            sort: SortOrder::OldestFirst,
+            ..OrderFilter::default()
+        },
+        // One branch per location and status, merged.
+        OrderFilter {
+            location_ids: Some(vec![demo::LOC_PARIS.to_owned(), demo::LOC_LYON.to_owned()]),
+            statuses: vec![OrderStatus::Received, OrderStatus::Completed],
+            sort: SortOrder::OldestFirst,
+            ..OrderFilter::default()
+        },
+    ] {
+        let expected = expected_orders(data, &filter);
+        assert!(expected.len() > 10, "{filter:?}");
+        for limit in [1, 7, 50] {
+            let walked = all_orders(store, &filter, limit).await;
+            assert_eq!(ids(&walked, |o| &o.id), expected, "limit {limit}");
+        }
+    }
+    let mut oldest = expected_orders(
+        data,
+        &OrderFilter {
+            sort: SortOrder::OldestFirst,
+            ..OrderFilter::default()
+        },
+    );
+    oldest.reverse();
+    assert_eq!(oldest, newest, "oldest first is newest first reversed");
 }
 
 async fn order_filters(store: &impl Backend, data: &DataSet) {
@@ -642,6 +680,7 @@ async fn backends_agree() {
             statuses: vec![OrderStatus::Completed, OrderStatus::Ready],
             created_from_ms: Some(NOW_MS - 36 * HOUR_MS),
             created_to_ms: Some(NOW_MS - HOUR_MS),
+            sort: SortOrder::OldestFirst,
         },
     ];
     for filter in &filters {

@@ -194,10 +194,10 @@ pub struct MetricValues {
     pub new_customers: Option<u64>,
     /// Delivery orders among orders not cancelled, percent from 0 to 100 with one decimal.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub delivery_share_percent: Option<f64>,
+    pub delivery_share: Option<f64>,
     /// Pickup orders among orders not cancelled, percent from 0 to 100 with one decimal.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pickup_share_percent: Option<f64>,
+    pub pickup_share: Option<f64>,
 }
 
 impl MetricValues {
@@ -236,11 +236,61 @@ impl MetricValues {
                 Metric::CompletedCount => values.completed_count = count(sums.completed_count),
                 Metric::ItemsSold => values.items_sold = count(sums.items_sold),
                 Metric::NewCustomers => values.new_customers = count(sums.new_customers),
-                Metric::DeliveryShare => values.delivery_share_percent = share(sums.delivery_count),
-                Metric::PickupShare => values.pickup_share_percent = share(sums.pickup_count),
+                Metric::DeliveryShare => values.delivery_share = share(sums.delivery_count),
+                Metric::PickupShare => values.pickup_share = share(sums.pickup_count),
             }
         }
         values
+    }
+
+    /// The value of `metric` for people ("1 234", "12,50 €", "33.3 %"), when
+    /// it was requested.
+    pub fn display(&self, metric: Metric, locale: &str) -> Option<String> {
+        let fr = locale == "fr";
+        let count = |n: u64| {
+            let digits = n.to_string();
+            let mut grouped = String::new();
+            for (i, c) in digits.chars().enumerate() {
+                if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                    grouped.push(if fr { '\u{202f}' } else { ',' });
+                }
+                grouped.push(c);
+            }
+            grouped
+        };
+        let percent = |p: f64| {
+            if fr {
+                format!("{} %", p.to_string().replace('.', ","))
+            } else {
+                format!("{p}%")
+            }
+        };
+        match metric {
+            Metric::OrdersCount => self.orders_count.map(count),
+            Metric::Revenue => self.revenue.as_ref().map(|m| m.display.clone()),
+            Metric::AverageOrderValue => {
+                self.average_order_value.as_ref().map(|m| m.display.clone())
+            }
+            Metric::CancelledCount => self.cancelled_count.map(count),
+            Metric::CompletedCount => self.completed_count.map(count),
+            Metric::ItemsSold => self.items_sold.map(count),
+            Metric::NewCustomers => self.new_customers.map(count),
+            Metric::DeliveryShare => self.delivery_share.map(percent),
+            Metric::PickupShare => self.pickup_share.map(percent),
+        }
+    }
+
+    /// "orders 1,234 · revenue €12.50" for `metrics`, in their order.
+    pub fn line(&self, metrics: &[Metric], locale: &str) -> String {
+        let separator = if locale == "fr" { " : " } else { " " };
+        metrics
+            .iter()
+            .filter_map(|&metric| {
+                self.display(metric, locale)
+                    .map(|value| format!("{}{separator}{value}", metric.label(locale)))
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
     }
 }
 
@@ -295,6 +345,64 @@ mod tests {
     }
 
     #[test]
+    fn value_keys_are_the_metric_names() {
+        let all = [
+            Metric::OrdersCount,
+            Metric::Revenue,
+            Metric::AverageOrderValue,
+            Metric::CancelledCount,
+            Metric::CompletedCount,
+            Metric::ItemsSold,
+            Metric::NewCustomers,
+            Metric::DeliveryShare,
+            Metric::PickupShare,
+        ];
+        let values = MetricValues::from_sums(&all, &MetricSums::default(), "EUR", "en");
+        let keys: Vec<String> = serde_json::to_value(&values)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        let mut names: Vec<String> = all
+            .iter()
+            .map(|m| {
+                serde_json::to_value(m)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        names.sort();
+        let mut keys = keys;
+        keys.sort();
+        assert_eq!(keys, names);
+    }
+
+    #[test]
+    fn lines_show_each_value_for_people() {
+        let sums = MetricSums {
+            orders_count: 1234,
+            revenue_minor: 1_234_550,
+            delivery_count: 400,
+            ..MetricSums::default()
+        };
+        let metrics = [Metric::OrdersCount, Metric::Revenue, Metric::DeliveryShare];
+        let values = MetricValues::from_sums(&metrics, &sums, "EUR", "fr");
+        assert_eq!(
+            values.line(&metrics, "fr"),
+            "commandes : 1\u{202f}234 · chiffre d'affaires : 12\u{202f}345,50 € · part livraison : 32,4 %"
+        );
+        let values = MetricValues::from_sums(&metrics, &sums, "USD", "en");
+        assert_eq!(
+            values.line(&metrics, "en"),
+            "orders 1,234 · revenue $12,345.50 · delivery share 32.4%"
+        );
+    }
+
+    #[test]
     fn derived_values_handle_empty_buckets() {
         let sums = MetricSums {
             orders_count: 3,
@@ -309,7 +417,7 @@ mod tests {
             "fr",
         );
         assert_eq!(values.average_order_value.unwrap().amount_minor, 333);
-        assert_eq!(values.delivery_share_percent, Some(33.3));
+        assert_eq!(values.delivery_share, Some(33.3));
         assert!(values.revenue.is_none());
         let empty = MetricValues::from_sums(
             &[Metric::AverageOrderValue, Metric::PickupShare],
@@ -318,6 +426,6 @@ mod tests {
             "en",
         );
         assert_eq!(empty.average_order_value.unwrap().amount_minor, 0);
-        assert_eq!(empty.pickup_share_percent, Some(0.0));
+        assert_eq!(empty.pickup_share, Some(0.0));
     }
 }

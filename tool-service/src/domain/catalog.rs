@@ -37,15 +37,6 @@ impl Availability {
             (availability, _) => availability,
         }
     }
-
-    pub fn label(self, locale: &str) -> &'static str {
-        match (self, locale) {
-            (Availability::Available, "fr") => "disponible",
-            (Availability::SoldOut, "fr") => "épuisé",
-            (Availability::Available, _) => "available",
-            (Availability::SoldOut, _) => "sold out",
-        }
-    }
 }
 
 /// A validated availability change.
@@ -93,14 +84,14 @@ pub struct CatalogFilter {
     pub category_id: Option<String>,
     /// Effective availability at `now_ms`.
     pub availability: Option<Availability>,
-    /// Lowercased (ASCII letters) text the name contains.
+    /// Folded text the name contains (`search::fold`).
     pub name_contains: Option<String>,
     pub now_ms: i64,
 }
 
 impl CatalogFilter {
-    /// Normalizes the text filter: trimmed, at most 100 characters, ASCII
-    /// letters lowercased; empty after trimming means no filter.
+    /// Normalizes the text filter: trimmed, at most 100 characters, folded
+    /// (case and accents ignored); empty after trimming means no filter.
     pub fn text(value: Option<&str>) -> Result<Option<String>, DomainError> {
         let Some(text) = value.map(str::trim).filter(|t| !t.is_empty()) else {
             return Ok(None);
@@ -111,7 +102,7 @@ impl CatalogFilter {
                 format!("must be at most {MAX_TEXT_FILTER} characters"),
             ));
         }
-        Ok(Some(text.to_ascii_lowercase()))
+        Ok(Some(super::search::fold(text)))
     }
 }
 
@@ -166,10 +157,14 @@ mod tests {
     }
 
     #[test]
-    fn text_filter_is_trimmed_bounded_and_lowercased() {
+    fn text_filter_is_trimmed_bounded_and_folded() {
         assert_eq!(
             CatalogFilter::text(Some("  Tarte ")).unwrap(),
             Some("tarte".into())
+        );
+        assert_eq!(
+            CatalogFilter::text(Some("Crème BRÛLÉE")).unwrap(),
+            Some("creme brulee".into())
         );
         assert_eq!(CatalogFilter::text(Some("   ")).unwrap(), None);
         assert!(CatalogFilter::text(Some(&"é".repeat(100))).is_ok());

@@ -76,13 +76,16 @@ pub struct ConversationSummary {
     pub customer_id: String,
     pub customer_name: String,
     pub channel: ConversationChannel,
+    pub channel_label: String,
     pub status: ConversationStatus,
+    pub status_label: String,
     /// Messages in the conversation.
     pub message_count: u32,
     /// The newest message, cut to 120 characters (an ellipsis marks the cut).
     pub last_message_preview: String,
     /// Who wrote the newest message.
     pub last_message_sender: Option<SenderKind>,
+    pub last_message_sender_label: Option<String>,
     /// ISO 8601 with the location's UTC offset.
     pub created_at: String,
     /// ISO 8601 with the location's UTC offset.
@@ -95,6 +98,7 @@ pub struct TranscriptMessage {
     /// Message ID, e.g. "msg_01paris11_07_012".
     pub id: String,
     pub sender: SenderKind,
+    pub sender_label: String,
     /// The message text as written.
     pub body: String,
     /// ISO 8601 with the location's UTC offset.
@@ -108,8 +112,10 @@ pub struct ConversationFilter {
     pub location_id: String,
     pub status: Option<ConversationStatus>,
     pub channel: Option<ConversationChannel>,
-    /// Lower-case substring of any message body, escaped for LIKE.
+    /// Folded substring pattern of any message body (`search::contains_pattern`).
     pub body_pattern: Option<String>,
+    /// By time of the newest message, newest or oldest first.
+    pub sort: super::SortOrder,
 }
 
 impl std::fmt::Debug for ConversationFilter {
@@ -119,6 +125,7 @@ impl std::fmt::Debug for ConversationFilter {
             .field("status", &self.status)
             .field("channel", &self.channel)
             .field("body_pattern", &self.body_pattern.as_ref().map(|_| ".."))
+            .field("sort", &self.sort)
             .finish()
     }
 }

@@ -35,7 +35,7 @@ pub struct CustomerFilter {
     pub organization_id: String,
     /// Customers of this location (home location, or at least one order there).
     pub location_id: Option<String>,
-    /// Lower-case substring of the name, already escaped for LIKE.
+    /// Folded substring pattern of the name (`search::contains_pattern`).
     pub name_pattern: Option<String>,
 }
 
@@ -96,21 +96,6 @@ fn mask(n: usize) -> String {
     std::iter::repeat_n(MASK, n).collect()
 }
 
-/// `text` lower-cased (ASCII letters, as both databases compare) and escaped
-/// for a `LIKE … ESCAPE '\'` substring pattern.
-pub fn like_pattern(text: &str) -> String {
-    let mut pattern = String::with_capacity(text.len() + 2);
-    pattern.push('%');
-    for c in text.to_ascii_lowercase().chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,11 +116,5 @@ mod tests {
         assert_eq!(mask_phone("+1 617-555-0142"), "+1 6••-•••-••42");
         assert_eq!(mask_phone("06 12 34 56 78"), "0• •• •• •• 78");
         assert_eq!(mask_phone("+33 12"), "+•• ••");
-    }
-
-    #[test]
-    fn like_patterns_are_escaped_and_lower_case() {
-        assert_eq!(like_pattern("Ma_r%"), "%ma\\_r\\%%");
-        assert_eq!(like_pattern("a\\b"), "%a\\\\b%");
     }
 }

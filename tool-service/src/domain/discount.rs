@@ -87,6 +87,7 @@ pub struct Discount {
     pub code: Option<String>,
     /// `percent` or `amount`.
     pub kind: DiscountKind,
+    pub kind_label: String,
     /// Percentage off in basis points (hundredths of a percent), e.g. 1500 for 15 %; percent discounts only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percent_basis_points: Option<i64>,
@@ -97,6 +98,7 @@ pub struct Discount {
     pub value_display: String,
     /// State set by the restaurant: `active`, `scheduled`, `expired` or `disabled`.
     pub status: DiscountStatus,
+    pub status_label: String,
     /// True when the discount applies right now (enabled and inside its window).
     pub in_force: bool,
     /// True when the discount is valid in every location of the organization.

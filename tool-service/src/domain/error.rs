@@ -25,13 +25,27 @@ pub enum DomainError {
     /// The caller's credential is missing or invalid.
     #[error("unauthenticated")]
     Unauthenticated,
-    /// Observed state differs from the current one.
+    /// Observed state differs from the current one, `current`; `allowed`
+    /// lists the states reachable from it where the resource has a lifecycle
+    /// (orders).
     #[error("expected state mismatch")]
-    ExpectedStateMismatch { current: String },
-    /// The requested order status does not follow the observed one
-    /// (forward transitions only); nothing was written.
+    ExpectedStateMismatch {
+        current: String,
+        allowed: Vec<&'static str>,
+    },
+    /// The requested order status `to` does not follow the observed one
+    /// `from` (forward transitions only); `current` is the order's status
+    /// now, when it differs from the observed one. Nothing was written.
     #[error("order status transition not allowed")]
-    OrderStatusPrecondition { from: String, to: String },
+    OrderStatusPrecondition {
+        from: String,
+        to: String,
+        current: Option<String>,
+    },
+    /// An operation this server deliberately leaves out (seed 001), asked
+    /// for through an argument value; nothing was written.
+    #[error("operation not available through this server")]
+    Unavailable(AbsentOperation),
     /// A dependency failed or timed out; the detail is for logs only.
     #[error("{0} unavailable: {1}")]
     Dependency(Dependency, String),
@@ -53,6 +67,49 @@ pub enum DomainError {
     /// Anything else: logged with detail, answered without.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// Operations deliberately absent from this server (seed 001: cancellation
+/// and rejection, refunds, destructive deletion) that an argument value can
+/// still name, e.g. `status: "cancelled"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AbsentOperation {
+    OrderCancellation,
+    Refund,
+    LocationClosure,
+    ItemRemoval,
+}
+
+impl AbsentOperation {
+    /// What the caller is told: the operation is not available here, nothing
+    /// changed, and what the server does offer instead.
+    pub fn message(self) -> &'static str {
+        match self {
+            AbsentOperation::OrderCancellation => {
+                "Cancelling or rejecting an order is not available through this server, and no \
+                 combination of its tools does it; nothing was changed. \
+                 chataigne_order_status_update only moves an order forward: received → \
+                 accepted → preparing → ready → out_for_delivery or completed."
+            }
+            AbsentOperation::Refund => {
+                "Refunds are not available through this server, and no combination of its \
+                 tools makes one; nothing was changed. chataigne_order_status_update only \
+                 moves an order forward: received → accepted → preparing → ready → \
+                 out_for_delivery or completed."
+            }
+            AbsentOperation::LocationClosure => {
+                "Closing or deleting a location is not available through this server; nothing \
+                 was changed. To stop new orders for a while, call \
+                 chataigne_location_status_update with status paused, optionally with \
+                 paused_until."
+            }
+            AbsentOperation::ItemRemoval => {
+                "Removing an item from the menu is not available through this server; nothing \
+                 was changed. To stop it being ordered, call \
+                 chataigne_catalog_item_availability_update with availability sold_out."
+            }
+        }
+    }
 }
 
 /// What a tool call depends on, as named in logs and metric labels.

@@ -3,12 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
+/// What an integration connects: `pos` (point of sale, the till),
+/// `delivery` (a delivery marketplace or courier service), payments,
+/// accounting, marketing, reservations or other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum IntegrationKind {
-    /// Point of sale (till).
     Pos,
-    /// Delivery marketplace or courier service.
     Delivery,
     Payments,
     Accounting,
@@ -53,17 +54,6 @@ impl IntegrationHealth {
             _ => None,
         }
     }
-
-    pub fn label(self, locale: &str) -> &'static str {
-        match (self, locale) {
-            (IntegrationHealth::Ok, "fr") => "fonctionne",
-            (IntegrationHealth::Degraded, "fr") => "dégradée",
-            (IntegrationHealth::Down, "fr") => "en panne",
-            (IntegrationHealth::Ok, _) => "working",
-            (IntegrationHealth::Degraded, _) => "degraded",
-            (IntegrationHealth::Down, _) => "down",
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -74,6 +64,7 @@ pub struct Integration {
     pub name: String,
     /// What the integration connects.
     pub kind: IntegrationKind,
+    pub kind_label: String,
     pub health: IntegrationHealth,
     /// The health in the caller's language.
     pub health_label: String,

@@ -37,15 +37,6 @@ impl IntakeStatus {
             (status, _) => status,
         }
     }
-
-    pub fn label(self, locale: &str) -> &'static str {
-        match (self, locale) {
-            (IntakeStatus::Accepting, "fr") => "prend les commandes",
-            (IntakeStatus::Paused, "fr") => "commandes en pause",
-            (IntakeStatus::Accepting, _) => "accepting orders",
-            (IntakeStatus::Paused, _) => "orders paused",
-        }
-    }
 }
 
 /// Why orders are paused.
@@ -80,21 +71,6 @@ impl PauseReason {
 
     pub fn parse(value: &str) -> Option<PauseReason> {
         PauseReason::ALL.into_iter().find(|r| r.as_str() == value)
-    }
-
-    pub fn label(self, locale: &str) -> &'static str {
-        match (self, locale) {
-            (PauseReason::Busy, "fr") => "affluence",
-            (PauseReason::StaffShortage, "fr") => "manque de personnel",
-            (PauseReason::TechnicalIssue, "fr") => "problème technique",
-            (PauseReason::ClosedEarly, "fr") => "fermeture anticipée",
-            (PauseReason::Other, "fr") => "autre raison",
-            (PauseReason::Busy, _) => "busy",
-            (PauseReason::StaffShortage, _) => "staff shortage",
-            (PauseReason::TechnicalIssue, _) => "technical issue",
-            (PauseReason::ClosedEarly, _) => "closed early",
-            (PauseReason::Other, _) => "other reason",
-        }
     }
 }
 

@@ -8,9 +8,11 @@ mod customer;
 mod discount;
 mod error;
 mod integration;
+pub mod labels;
 mod location_status;
 mod money;
 mod order;
+pub mod search;
 mod settings;
 pub mod settings_sections;
 mod tenant;
@@ -18,18 +20,20 @@ mod tenant;
 pub use analytics::{
     Bucket, DateRange, MAX_METRICS, MAX_RANGE_DAYS, Metric, MetricSums, MetricValues, check_metrics,
 };
-pub use catalog::{Availability, AvailabilityChange, CatalogFilter, CatalogItem};
+pub use catalog::{Availability, AvailabilityChange, CatalogFilter, CatalogItem, MAX_TEXT_FILTER};
 pub use conversation::{
-    ConversationChannel, ConversationFilter, ConversationStatus, ConversationSummary, SenderKind,
-    TranscriptMessage, preview as conversation_preview,
+    ConversationChannel, ConversationFilter, ConversationStatus, ConversationSummary,
+    PREVIEW_CHARS, SenderKind, TranscriptMessage, preview as conversation_preview,
 };
-pub use customer::{Customer, CustomerFilter, like_pattern, mask_email, mask_phone};
+pub use customer::{Customer, CustomerFilter, mask_email, mask_phone};
 pub use discount::{Discount, DiscountKind, DiscountStatus, in_force, percent_display};
-pub use error::{Dependency, DomainError};
+pub use error::{AbsentOperation, Dependency, DomainError};
 pub use integration::{Integration, IntegrationHealth, IntegrationKind};
-pub use location_status::{IntakeStatus, LocationStatus, PauseReason, StatusChange};
+pub use labels::Labelled;
+pub use location_status::{IntakeStatus, LocationStatus, MAX_PAUSE_MS, PauseReason, StatusChange};
 pub use money::Money;
-pub use order::{Fulfillment, Order, OrderFilter, OrderLine, OrderStatus};
+pub use order::{Fulfillment, Order, OrderFilter, OrderLine, OrderStatus, SortOrder};
+pub use search::{contains_pattern, fold};
 pub use settings::{LocationSettings, SETTINGS_SCOPE, SettingsSection};
 pub use tenant::{Address, Location, Organization};
 

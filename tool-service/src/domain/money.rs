@@ -14,23 +14,37 @@ pub struct Money {
 
 impl Money {
     /// Formats `amount_minor` of `currency` for `locale` (French or English;
-    /// anything else falls back to English). Currencies here have two decimals.
+    /// anything else falls back to English), with the currency's own number
+    /// of decimals (ISO 4217 minor units: 2 for EUR, 0 for JPY, 3 for TND).
     pub fn new(amount_minor: i64, currency: &str, locale: &str) -> Money {
         let sign = if amount_minor < 0 { "-" } else { "" };
         let abs = amount_minor.unsigned_abs();
-        let (units, cents) = (abs / 100, abs % 100);
+        let decimals = iso_currency::Currency::from_code(currency)
+            .and_then(|c| c.exponent())
+            .map_or(2, u32::from);
+        let scale = 10_u64.pow(decimals);
+        let (units, fraction) = (abs / scale, abs % scale);
+        let width = decimals as usize;
         let symbol = match currency {
             "EUR" => "€",
             "USD" => "$",
             "GBP" => "£",
             other => other,
         };
-        let display = if locale.starts_with("fr") {
-            format!("{sign}{},{cents:02} {symbol}", group(units, '\u{202f}'))
-        } else if symbol.len() > 1 && symbol.chars().all(|c| c.is_ascii_uppercase()) {
-            format!("{sign}{symbol} {}.{cents:02}", group(units, ','))
+        let (fr_fraction, en_fraction) = if width == 0 {
+            (String::new(), String::new())
         } else {
-            format!("{sign}{symbol}{}.{cents:02}", group(units, ','))
+            (
+                format!(",{fraction:0width$}"),
+                format!(".{fraction:0width$}"),
+            )
+        };
+        let display = if locale.starts_with("fr") {
+            format!("{sign}{}{fr_fraction} {symbol}", group(units, '\u{202f}'))
+        } else if symbol.len() > 1 && symbol.chars().all(|c| c.is_ascii_uppercase()) {
+            format!("{sign}{symbol} {}{en_fraction}", group(units, ','))
+        } else {
+            format!("{sign}{symbol}{}{en_fraction}", group(units, ','))
         };
         Money {
             amount_minor,
@@ -68,5 +82,12 @@ mod tests {
         assert_eq!(Money::new(1250, "USD", "en-US").display, "$12.50");
         assert_eq!(Money::new(-5, "USD", "en").display, "-$0.05");
         assert_eq!(Money::new(100000, "CHF", "en").display, "CHF 1,000.00");
+    }
+
+    #[test]
+    fn decimals_follow_the_currency_minor_units() {
+        assert_eq!(Money::new(1250, "JPY", "en").display, "JPY 1,250");
+        assert_eq!(Money::new(1250, "JPY", "fr").display, "1\u{202f}250 JPY");
+        assert_eq!(Money::new(12345, "TND", "en").display, "TND 12.345");
     }
 }

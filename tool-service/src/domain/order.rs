@@ -46,6 +46,30 @@ impl OrderStatus {
         OrderStatus::ALL.into_iter().find(|s| s.as_str() == value)
     }
 
+    /// The statuses an order in this status can move to, in lifecycle order.
+    pub fn next_statuses(self) -> Vec<OrderStatus> {
+        OrderStatus::ALL
+            .into_iter()
+            .filter(|next| self.can_move_to(*next))
+            .collect()
+    }
+
+    /// Statuses some order can move to: the targets of a status change.
+    pub fn targets() -> Vec<OrderStatus> {
+        OrderStatus::ALL
+            .into_iter()
+            .filter(|to| OrderStatus::ALL.iter().any(|from| from.can_move_to(*to)))
+            .collect()
+    }
+
+    /// Statuses an order can still move from.
+    pub fn movable() -> Vec<OrderStatus> {
+        OrderStatus::ALL
+            .into_iter()
+            .filter(|from| !from.next_statuses().is_empty())
+            .collect()
+    }
+
     /// Whether moving from `self` to `next` is a legal forward transition.
     pub fn can_move_to(self, next: OrderStatus) -> bool {
         use OrderStatus::*;
@@ -109,7 +133,9 @@ pub struct Order {
     pub customer_id: String,
     pub customer_name: String,
     pub status: OrderStatus,
+    pub status_label: String,
     pub fulfillment: Fulfillment,
+    pub fulfillment_label: String,
     pub total: Money,
     /// Order lines; present in the detail call only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -118,6 +144,24 @@ pub struct Order {
     pub created_at: String,
     /// ISO 8601 with the location's UTC offset.
     pub updated_at: String,
+}
+
+/// The order of a time-ordered list: newest first (the default) or oldest
+/// first.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SortOrder {
+    #[default]
+    NewestFirst,
+    OldestFirst,
+}
+
+impl SortOrder {
+    pub fn oldest_first(self) -> bool {
+        self == SortOrder::OldestFirst
+    }
 }
 
 /// Filters of an order listing, already validated and resolved to tenants.
@@ -132,6 +176,8 @@ pub struct OrderFilter {
     pub created_from_ms: Option<i64>,
     /// Exclusive upper bound, Unix milliseconds.
     pub created_to_ms: Option<i64>,
+    /// By creation time, newest or oldest first.
+    pub sort: SortOrder,
 }
 
 #[cfg(test)]
@@ -147,5 +193,19 @@ mod tests {
         assert!(!Received.can_move_to(Ready));
         assert!(!Completed.can_move_to(Completed));
         assert!(!Received.can_move_to(Cancelled));
+    }
+
+    #[test]
+    fn targets_are_the_forward_lifecycle_without_received_or_cancelled() {
+        assert_eq!(
+            super::OrderStatus::targets(),
+            vec![Accepted, Preparing, Ready, OutForDelivery, Completed]
+        );
+        assert_eq!(
+            super::OrderStatus::movable(),
+            vec![Received, Accepted, Preparing, Ready, OutForDelivery]
+        );
+        assert_eq!(Ready.next_statuses(), vec![OutForDelivery, Completed]);
+        assert!(Completed.next_statuses().is_empty());
     }
 }

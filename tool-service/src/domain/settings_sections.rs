@@ -94,6 +94,9 @@ pub struct OpeningPeriod {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DayHours {
     pub weekday: Weekday,
+    /// Filled when presented; never stored.
+    #[serde(default, skip_deserializing, skip_serializing_if = "String::is_empty")]
+    pub weekday_label: String,
     /// True when the restaurant is closed all day.
     pub closed: bool,
     /// Opening periods of the day, in order; empty when closed.
@@ -157,6 +160,9 @@ pub enum PaymentMethod {
 pub struct PaymentMethodSettings {
     /// Accepted payment methods.
     pub methods: Vec<PaymentMethod>,
+    /// Filled when presented; never stored.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub method_labels: Vec<String>,
     /// Whether delivery orders may be paid in cash on arrival.
     pub cash_on_delivery: bool,
 }
@@ -175,6 +181,9 @@ pub struct AiSettings {
     pub assistant_enabled: bool,
     /// Tone of the assistant's replies.
     pub tone: AiTone,
+    /// Filled when presented; never stored.
+    #[serde(default, skip_deserializing, skip_serializing_if = "String::is_empty")]
+    pub tone_label: String,
     /// Languages the assistant replies in, BCP 47 tags.
     pub languages: Vec<String>,
     /// Whether the assistant may take orders in conversations.
@@ -252,6 +261,9 @@ pub enum NotificationChannel {
 pub struct NotificationSettings {
     /// Channels staff notifications are sent on (recipients are not exposed).
     pub channels: Vec<NotificationChannel>,
+    /// Filled when presented; never stored.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub channel_labels: Vec<String>,
     pub new_order_alerts: bool,
     pub daily_summary: bool,
     pub sold_out_alerts: bool,

@@ -66,8 +66,8 @@ fn values(values: MetricValues) -> pb::AnalyticsValues {
         completed_count: values.completed_count,
         items_sold: values.items_sold,
         new_customers: values.new_customers,
-        delivery_share_percent: values.delivery_share_percent,
-        pickup_share_percent: values.pickup_share_percent,
+        delivery_share_percent: values.delivery_share,
+        pickup_share_percent: values.pickup_share,
     }
 }
 

@@ -10,13 +10,13 @@ use tonic::{Request, Response, Status};
 
 use super::credential::credential;
 use super::deadline;
-use super::status::to_status_naming;
+use super::status::to_status_at;
 use crate::access::Access;
 use crate::domain::DomainError;
 use crate::present::normalize_locale;
 use crate::store::Store;
 use crate::tools::deadline as tools_deadline;
-use crate::tools::{CallContext, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools};
+use crate::tools::{CallContext, CallSite, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools};
 
 /// Longest wait for the write switch while listing the catalogue: a stalled
 /// database must not hold up `tools/list`.
@@ -107,14 +107,22 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
             locale: normalize_locale(&call.locale),
             now_ms: chrono::Utc::now().timestamp_millis(),
         };
-        let mut unknown_id_message = None;
-        let outcome = match serde_json::from_str(&call.arguments_json) {
-            Ok(arguments) => {
-                unknown_id_message = crate::tools::unknown_id_message(&arguments);
-                tools_deadline::within(timeout, self.tools.call(&call.name, arguments, &ctx)).await
+        let arguments: Option<serde_json::Value> = serde_json::from_str(&call.arguments_json).ok();
+        let outcome = match &arguments {
+            Some(arguments) => {
+                tools_deadline::within(
+                    timeout,
+                    self.tools.call(&call.name, arguments.clone(), &ctx),
+                )
+                .await
             }
-            Err(_) => Err(DomainError::invalid("", "the arguments are not valid JSON")),
+            None => Err(DomainError::invalid("", "the arguments are not valid JSON")),
         };
+        let null = serde_json::Value::Null;
+        let site = spec.map(|tool| CallSite {
+            tool,
+            arguments: arguments.as_ref().unwrap_or(&null),
+        });
         let result = outcome
             .map(|result| {
                 Response::new(pb::CallToolResponse {
@@ -125,7 +133,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
                     replayed: result.replayed,
                 })
             })
-            .map_err(|error| to_status_naming(error, kind, unknown_id_message));
+            .map_err(|error| to_status_at(error, kind, site));
         let outcome_code = match &result {
             Ok(_) => "ok",
             Err(status) => decode_status(status).code.as_str(),

@@ -120,6 +120,7 @@ impl<S: Store, A: Access> pb::conversations_server::Conversations for Conversati
             status: status_from_pb(request.status).map_err(read_error)?,
             channel: channel_from_pb(request.channel).map_err(read_error)?,
             query: non_empty(request.query),
+            sort: None,
             limit,
             cursor,
         };
@@ -144,6 +145,7 @@ impl<S: Store, A: Access> pb::conversations_server::Conversations for Conversati
             conversation_id: required("conversation_id", request.conversation_id)
                 .map_err(read_error)?,
             limit: (request.limit != 0).then_some(request.limit),
+            sort: None,
             cursor: non_empty(request.cursor),
         };
         let output = self

@@ -44,13 +44,15 @@ pub async fn serve<S: Store, A: Access>(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let metrics = ToolMetrics::new(tools.catalog(), Box::new(Default::default))?;
-    serve_measured(tools, Arc::new(metrics), listener, shutdown).await
+    let limits = chataigne_common::grpc_server::GrpcServerLimits::default();
+    serve_measured(tools, Arc::new(metrics), &limits, listener, shutdown).await
 }
 
 /// [`serve`], recording every tool call and dependency error in `metrics`.
 pub async fn serve_measured<S: Store, A: Access>(
     tools: Tools<S, A>,
     metrics: Arc<ToolMetrics>,
+    limits: &chataigne_common::grpc_server::GrpcServerLimits,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
@@ -60,7 +62,9 @@ pub async fn serve_measured<S: Store, A: Access>(
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     // grpc.health.v1: SERVING from here, NOT_SERVING once shutdown starts.
     let (health, shutdown) = chataigne_common::grpc_health::serving_until(shutdown).await;
-    tonic::transport::Server::builder()
+    // The stack every Chataigne gRPC server declares (HTTP/2 limits, the
+    // caller's deadline, load shedding past the concurrency limit), then:
+    chataigne_common::grpc_server::builder(limits)
         // One span per RPC, child of the caller's W3C trace context.
         .trace_fn(chataigne_common::trace_context::server_span("tool-service"))
         // Tool-call latency and outcome, dependency errors.

@@ -95,6 +95,8 @@ impl<S: Store, A: Access> pb::restaurant_server::Restaurant for RestaurantServic
                     statuses,
                     created_from: non_empty(request.created_from),
                     created_to: non_empty(request.created_to),
+                    // The typed request has no order field: newest first.
+                    sort: None,
                     limit,
                     cursor,
                 },

@@ -36,7 +36,7 @@ pub fn provisioning<S: Store, A: Access>(
 
 fn sent(message: SentMessage) -> pb::SentMessage {
     pb::SentMessage {
-        message_id: message.message_id,
+        message_id: message.id,
         conversation_id: message.conversation_id,
         kind: message.kind,
         delivery: message.delivery,
@@ -130,7 +130,7 @@ impl<S: Store, A: Access> pb::provisioning_server::Provisioning for WritesServic
         let org = output.organization;
         Ok(Response::new(pb::CreateOrganizationResponse {
             organization: Some(pb::CreatedOrganization {
-                organization_id: org.organization_id,
+                organization_id: org.id,
                 name: org.name,
                 created_at: org.created_at,
             }),
@@ -165,7 +165,7 @@ impl<S: Store, A: Access> pb::provisioning_server::Provisioning for WritesServic
         let loc = output.location;
         Ok(Response::new(pb::CreateLocationResponse {
             location: Some(pb::CreatedLocation {
-                location_id: loc.location_id,
+                location_id: loc.id,
                 organization_id: loc.organization_id,
                 name: loc.name,
                 timezone: loc.timezone,

@@ -1,5 +1,5 @@
 //! `ConversationStore`: a location's conversations with their newest message
-//! and their transcripts, read newest first, for both backends from one body
+//! and their transcripts, read newest or oldest first, for both backends from one body
 //! of SQL (`impl_conversation_store!`). Transcript patterns are bound
 //! parameters, never part of the SQL text or of any log.
 
@@ -9,7 +9,7 @@ use sqlx::QueryBuilder;
 
 use super::sql::Dialect;
 use super::{Owner, PgStore, SqliteStore};
-use crate::domain::{ConversationFilter, DomainError, PageRequest};
+use crate::domain::{ConversationFilter, DomainError, PageRequest, SortOrder};
 
 /// A conversation as stored, with its location, customer and newest message.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -41,7 +41,8 @@ pub struct MessageRecord {
 }
 
 pub trait ConversationStore: Send + Sync {
-    /// Conversations matching `filter`, by (last_message_at desc, id desc).
+    /// Conversations matching `filter`, by (last_message_at, id) in the
+    /// filter's order.
     fn list_conversations(
         &self,
         filter: &ConversationFilter,
@@ -59,12 +60,13 @@ pub trait ConversationStore: Send + Sync {
         conversation_id: &str,
     ) -> impl Future<Output = Result<Option<Owner>, DomainError>> + Send;
 
-    /// Messages of one conversation, newest first, by (created_at desc, id desc);
-    /// at most `page.limit + 1`.
+    /// Messages of one conversation by (created_at, id), newest or oldest
+    /// first; at most `page.limit + 1`.
     fn list_messages(
         &self,
         conversation_id: &str,
         page: &PageRequest,
+        sort: SortOrder,
     ) -> impl Future<Output = Result<Vec<MessageRecord>, DomainError>> + Send;
 }
 
@@ -97,33 +99,26 @@ fn position(page: &PageRequest) -> Result<Option<(i64, &str)>, DomainError> {
         .transpose()
 }
 
-/// ` AND (<time>, <id>) < (key, id)`, spelled out for both backends.
-fn push_before<DB: Dialect>(qb: &mut QueryBuilder<DB>, time: &str, id: &str, at: (i64, &str)) {
-    qb.push(format_args!(" AND ({time} < "));
+/// ` AND (<time>, <id>) < (key, id)` (newest first) or `>` (oldest first),
+/// spelled out for both backends.
+fn push_past<DB: Dialect>(
+    qb: &mut QueryBuilder<DB>,
+    time: &str,
+    id: &str,
+    at: (i64, &str),
+    sort: SortOrder,
+) {
+    let beyond = if sort.oldest_first() { ">" } else { "<" };
+    qb.push(format_args!(" AND ({time} {beyond} "));
     DB::bind_int(qb, at.0);
     qb.push(format_args!(" OR ({time} = "));
     DB::bind_int(qb, at.0);
-    qb.push(format_args!(" AND {id} < "));
+    qb.push(format_args!(" AND {id} {beyond} "));
     DB::bind_text(qb, at.1);
     qb.push("))");
 }
 
-/// How each backend lower-cases a message body: ASCII letters only on both
-/// (SQLite's `LOWER`; PostgreSQL's under the "C" collation, whatever the
-/// database's default), so a query matches the same messages everywhere.
-pub(crate) trait BodyCase {
-    const LOWER_BODY: &'static str;
-}
-
-impl BodyCase for sqlx::Postgres {
-    const LOWER_BODY: &'static str = "LOWER(q.body COLLATE \"C\")";
-}
-
-impl BodyCase for sqlx::Sqlite {
-    const LOWER_BODY: &'static str = "LOWER(q.body)";
-}
-
-pub(crate) fn conversations_query<DB: Dialect + BodyCase>(
+pub(crate) fn conversations_query<DB: Dialect>(
     filter: &ConversationFilter,
     page: &PageRequest,
 ) -> Result<QueryBuilder<DB>, DomainError> {
@@ -141,17 +136,19 @@ pub(crate) fn conversations_query<DB: Dialect + BodyCase>(
     if let Some(pattern) = &filter.body_pattern {
         qb.push(
             " AND EXISTS (SELECT 1 FROM conversation_messages q \
-             WHERE q.conversation_id = v.id AND ",
+             WHERE q.conversation_id = v.id AND q.body_folded LIKE ",
         );
-        qb.push(DB::LOWER_BODY);
-        qb.push(" LIKE ");
         DB::bind_text(&mut qb, pattern);
         qb.push(" ESCAPE '\\')");
     }
     if let Some(at) = position(page)? {
-        push_before(&mut qb, "v.last_message_at_ms", "v.id", at);
+        push_past(&mut qb, "v.last_message_at_ms", "v.id", at, filter.sort);
     }
-    qb.push(" ORDER BY v.last_message_at_ms DESC, v.id DESC LIMIT ");
+    qb.push(if filter.sort.oldest_first() {
+        " ORDER BY v.last_message_at_ms ASC, v.id ASC LIMIT "
+    } else {
+        " ORDER BY v.last_message_at_ms DESC, v.id DESC LIMIT "
+    });
     DB::bind_int(&mut qb, i64::from(page.limit) + 1);
     Ok(qb)
 }
@@ -166,6 +163,7 @@ pub(crate) fn conversation_query<DB: Dialect>(conversation_id: &str) -> QueryBui
 pub(crate) fn messages_query<DB: Dialect>(
     conversation_id: &str,
     page: &PageRequest,
+    sort: SortOrder,
 ) -> Result<QueryBuilder<DB>, DomainError> {
     let mut qb = QueryBuilder::new(
         "SELECT id, conversation_id, sender, body, created_at_ms \
@@ -173,9 +171,13 @@ pub(crate) fn messages_query<DB: Dialect>(
     );
     DB::bind_text(&mut qb, conversation_id);
     if let Some(at) = position(page)? {
-        push_before(&mut qb, "created_at_ms", "id", at);
+        push_past(&mut qb, "created_at_ms", "id", at, sort);
     }
-    qb.push(" ORDER BY created_at_ms DESC, id DESC LIMIT ");
+    qb.push(if sort.oldest_first() {
+        " ORDER BY created_at_ms ASC, id ASC LIMIT "
+    } else {
+        " ORDER BY created_at_ms DESC, id DESC LIMIT "
+    });
     DB::bind_int(&mut qb, i64::from(page.limit) + 1);
     Ok(qb)
 }
@@ -222,8 +224,9 @@ macro_rules! impl_conversation_store {
                 &self,
                 conversation_id: &str,
                 page: &PageRequest,
+                sort: SortOrder,
             ) -> Result<Vec<MessageRecord>, DomainError> {
-                let mut qb = messages_query::<$db>(conversation_id, page)?;
+                let mut qb = messages_query::<$db>(conversation_id, page, sort)?;
                 self.guard(qb.build_query_as().fetch_all(self.pool())).await
             }
         }

@@ -119,7 +119,7 @@ pub(crate) fn customers_query<DB: Dialect>(
         qb.push("))");
     }
     if let Some(pattern) = &filter.name_pattern {
-        qb.push(" AND LOWER(c.display_name) LIKE ");
+        qb.push(" AND c.name_folded LIKE ");
         DB::bind_text(&mut qb, pattern);
         qb.push(" ESCAPE '\\'");
     }

@@ -9,6 +9,7 @@ use super::seed::{
     OrderRow, OrganizationRow,
 };
 use super::sql::Dialect;
+use crate::domain::fold;
 
 /// Rows per statement never exceed this, whatever the parameter bound allows.
 const MAX_ROWS_PER_STATEMENT: usize = 5_000;
@@ -140,6 +141,7 @@ impl Row for CustomerRow {
         "organization_id",
         "location_id",
         "display_name",
+        "name_folded",
         "email",
         "phone",
         "created_at_ms",
@@ -150,6 +152,7 @@ impl Row for CustomerRow {
             .text(&self.organization_id)
             .opt_text(self.location_id.as_deref())
             .text(&self.display_name)
+            .text(&fold(&self.display_name))
             .opt_text(self.email.as_deref())
             .opt_text(self.phone.as_deref())
             .int(self.created_at_ms)
@@ -185,6 +188,7 @@ impl Row for ItemRow {
         "location_id",
         "category_id",
         "name",
+        "name_folded",
         "description",
         "price_minor",
         "currency",
@@ -199,6 +203,7 @@ impl Row for ItemRow {
             .text(&self.location_id)
             .text(&self.category_id)
             .text(&self.name)
+            .text(&fold(&self.name))
             .text(&self.description)
             .int(self.price_minor)
             .text(&self.currency)
@@ -285,13 +290,20 @@ impl Row for ConversationRow {
 
 impl Row for MessageRow {
     const TABLE: &'static str = "conversation_messages";
-    const COLUMNS: &'static [&'static str] =
-        &["id", "conversation_id", "sender", "body", "created_at_ms"];
+    const COLUMNS: &'static [&'static str] = &[
+        "id",
+        "conversation_id",
+        "sender",
+        "body",
+        "body_folded",
+        "created_at_ms",
+    ];
     fn bind<DB: Dialect>(&self, out: &mut Values<'_, DB>) {
         out.text(&self.id)
             .text(&self.conversation_id)
             .text(&self.sender)
             .text(&self.body)
+            .text(&fold(&self.body))
             .int(self.created_at_ms);
     }
 }

@@ -18,6 +18,7 @@ mod options;
 pub mod order_update_store;
 pub mod postgres;
 pub mod records;
+mod search_columns;
 pub mod seed;
 mod sql;
 pub mod sqlite;
@@ -91,7 +92,8 @@ pub trait Store:
         location_id: &str,
     ) -> impl Future<Output = Result<Option<LocationRecord>, DomainError>> + Send;
 
-    /// Orders matching `filter`, newest first, sorted by (created_at desc, id desc).
+    /// Orders matching `filter`, sorted by (created_at, id) in the filter's
+    /// order (newest first by default).
     fn list_orders(
         &self,
         filter: &OrderFilter,

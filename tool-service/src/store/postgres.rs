@@ -8,6 +8,7 @@ use std::time::Duration;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
+use super::search_columns::impl_backfill;
 use super::sql::impl_store;
 use super::{BoxedRead, StoreOptions};
 use crate::domain::{Dependency, DomainError};
@@ -86,10 +87,10 @@ impl PgStore {
     }
 
     async fn run_migrations(&self) -> Result<(), DomainError> {
-        MIGRATOR
-            .run(&self.pool)
-            .await
-            .map_err(|error| DomainError::Internal(format!("PostgreSQL migration failed: {error}")))
+        MIGRATOR.run(&self.pool).await.map_err(|error| {
+            DomainError::Internal(format!("PostgreSQL migration failed: {error}"))
+        })?;
+        self.backfill_search_columns().await
     }
 }
 
@@ -108,4 +109,5 @@ pub(crate) async fn set_local_statement_timeout(
     Ok(())
 }
 
+impl_backfill!(PgStore);
 impl_store!(PgStore, sqlx::Postgres);

@@ -197,14 +197,16 @@ struct Branch<'a> {
     status: Option<OrderStatus>,
 }
 
-/// Orders matching `filter`, newest first; `None` when the filter matches nothing.
+/// Orders matching `filter`, newest or oldest first as it says; `None` when
+/// the filter matches nothing.
 ///
 /// With a few locations or organizations, each gets its own branch that walks
-/// the (key, created_at_ms DESC, id DESC) index and stops after one page (with
-/// a status filter, one branch per key and status, on the (key, status, …)
-/// index); the branches are merged with UNION (which also removes overlaps)
-/// and cut to one page, then joined to their location and customer. Every
-/// branch reads at most one page, whatever the planner's statistics.
+/// the (key, created_at_ms DESC, id DESC) index (backwards for oldest first)
+/// and stops after one page (with a status filter, one branch per key and
+/// status, on the (key, status, …) index); the branches are merged with
+/// UNION (which also removes overlaps) and cut to one page, then joined to
+/// their location and customer. Every branch reads at most one page,
+/// whatever the planner's statistics.
 pub(crate) fn orders_query<DB: Dialect>(
     filter: &OrderFilter,
     page: &PageRequest,
@@ -270,14 +272,23 @@ pub(crate) fn orders_query<DB: Dialect>(
             qb.push(format_args!(") AS b{i}"));
         }
     }
+    let direction = if filter.sort.oldest_first() {
+        "ASC"
+    } else {
+        "DESC"
+    };
     if merged {
-        qb.push(" ORDER BY created_at_ms DESC, id DESC LIMIT ");
+        qb.push(format_args!(
+            " ORDER BY created_at_ms {direction}, id {direction} LIMIT "
+        ));
         DB::bind_int(&mut qb, limit);
     }
     qb.push(concat!(
         ") AS p JOIN orders o ON o.id = p.id",
-        order_joins!(),
-        " ORDER BY o.created_at_ms DESC, o.id DESC"
+        order_joins!()
+    ));
+    qb.push(format_args!(
+        " ORDER BY o.created_at_ms {direction}, o.id {direction}"
     ));
     Ok(Some(qb))
 }
@@ -339,14 +350,23 @@ fn push_branch<DB: Dialect>(
         qb.push(" AND created_at_ms < ");
         DB::bind_int(qb, to);
     }
+    let oldest_first = filter.sort.oldest_first();
     if let Some((key, id)) = after {
-        qb.push(" AND (created_at_ms, id) < (");
+        qb.push(if oldest_first {
+            " AND (created_at_ms, id) > ("
+        } else {
+            " AND (created_at_ms, id) < ("
+        });
         DB::bind_int(qb, key);
         qb.push(", ");
         DB::bind_text(qb, id);
         qb.push(")");
     }
-    qb.push(" ORDER BY created_at_ms DESC, id DESC LIMIT ");
+    qb.push(if oldest_first {
+        " ORDER BY created_at_ms ASC, id ASC LIMIT "
+    } else {
+        " ORDER BY created_at_ms DESC, id DESC LIMIT "
+    });
     DB::bind_int(qb, limit);
 }
 

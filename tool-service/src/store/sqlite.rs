@@ -12,6 +12,7 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 
+use super::search_columns::impl_backfill;
 use super::sql::impl_store;
 use super::{BoxedRead, StoreOptions};
 use crate::domain::{Dependency, DomainError};
@@ -103,8 +104,10 @@ impl SqliteStore {
         MIGRATOR
             .run(&self.pool)
             .await
-            .map_err(|error| DomainError::Internal(format!("SQLite migration failed: {error}")))
+            .map_err(|error| DomainError::Internal(format!("SQLite migration failed: {error}")))?;
+        self.backfill_search_columns().await
     }
 }
 
+impl_backfill!(SqliteStore);
 impl_store!(SqliteStore, sqlx::Sqlite);

@@ -8,7 +8,7 @@ use sqlx::QueryBuilder;
 
 use super::seed::{DiscountRow, IntegrationRow, SettingsRow};
 use super::sql::Dialect;
-use crate::domain::{CatalogFilter, PageRequest, SettingsSection};
+use crate::domain::{CatalogFilter, PageRequest, SettingsSection, contains_pattern};
 
 /// The order intake in force at the bound time `?now`: an ended pause is over.
 macro_rules! effective_status {
@@ -123,20 +123,6 @@ pub(crate) fn settings_query<DB: Dialect>(
     Some(qb)
 }
 
-/// `%text%` for LIKE, with the wildcards of `text` escaped by `\`.
-fn contains_pattern(text: &str) -> String {
-    let mut pattern = String::with_capacity(text.len() + 2);
-    pattern.push('%');
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
-}
-
 pub(crate) fn catalog_items_query<DB: Dialect>(
     filter: &CatalogFilter,
     page: &PageRequest,
@@ -154,8 +140,8 @@ pub(crate) fn catalog_items_query<DB: Dialect>(
         DB::bind_text(&mut qb, availability.as_str());
     }
     if let Some(text) = &filter.name_contains {
-        // Both backends fold ASCII letters only, so both match the same rows.
-        qb.push(" AND LOWER(i.name) LIKE ");
+        // The folded copy written with the row: the same rows on both backends.
+        qb.push(" AND i.name_folded LIKE ");
         DB::bind_text(&mut qb, &contains_pattern(text));
         qb.push(" ESCAPE '\\'");
     }

@@ -135,9 +135,14 @@ const INSERT_CLAIM: &str = "INSERT INTO idempotency_keys \
 const EXISTING_CLAIM: &str =
     "SELECT request_hash, result FROM idempotency_keys WHERE key_hash = $1";
 const INSERT_MESSAGE: &str = "INSERT INTO conversation_messages \
-     (id, conversation_id, sender, body, created_at_ms) VALUES ($1, $2, $3, $4, $5)";
-const TOUCH_CONVERSATION: &str = "UPDATE conversations SET last_message_at_ms = $2 \
-     WHERE id = $1 AND last_message_at_ms < $2";
+     (id, conversation_id, sender, body, body_folded, created_at_ms) \
+     VALUES ($1, $2, $3, $4, $5, $6)";
+/// A message to the customer leaves the conversation waiting for their
+/// answer; an instruction to the assistant changes nothing for them.
+const TOUCH_CONVERSATION: &str = "UPDATE conversations SET \
+     status = CASE WHEN $3 = 'staff' THEN 'waiting' ELSE status END, \
+     last_message_at_ms = CASE WHEN last_message_at_ms < $2 THEN $2 ELSE last_message_at_ms END \
+     WHERE id = $1";
 const INSERT_OUTBOX: &str = "INSERT INTO outbound_messages \
      (message_id, conversation_id, channel, status, created_at_ms) VALUES ($1, $2, $3, 'queued', $4)";
 const INSERT_ORGANIZATION: &str = "INSERT INTO organizations \
@@ -213,12 +218,14 @@ macro_rules! impl_writes {
                                 .bind(&message.conversation_id)
                                 .bind(message.sender)
                                 .bind(&message.body)
+                                .bind($crate::domain::fold(&message.body))
                                 .bind(message.created_at_ms)
                                 .execute(&mut *$tx)
                                 .await?;
                             sqlx::query(TOUCH_CONVERSATION)
                                 .bind(&message.conversation_id)
                                 .bind(message.created_at_ms)
+                                .bind(message.sender)
                                 .execute(&mut *$tx)
                                 .await?;
                             if let Some(channel) = &message.outbox_channel {

@@ -7,8 +7,10 @@ use std::collections::HashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::support::TEXT_LIMIT;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools, deadline};
 use crate::access::Access;
+use crate::domain::labels::labels_of;
 use crate::domain::{
     Bucket, DateRange, DomainError, Metric, MetricSums, MetricValues, check_metrics,
 };
@@ -21,8 +23,10 @@ pub const SPEC: ToolSpec = ToolSpec {
 calendar, with totals over the range: orders, revenue, average order value, cancelled and \
 completed orders, items sold, new customers, and delivery or pickup share. Suited to trends, \
 busy periods or comparing periods. Takes 1 to 8 distinct metrics and a range of at most 366 \
-days, both ends included. Shares are percents (one decimal) of the orders not cancelled; \
-figures come from daily aggregates and cover orders not cancelled unless stated otherwise.",
+days, both ends included. Each bucket's `values` are keyed by metric name; shares are \
+percents (one decimal) of the orders not cancelled; figures come from daily aggregates and \
+cover orders not cancelled unless stated otherwise. The text gives the totals and each \
+bucket's figures.",
     scope: "analytics.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Analytics,
@@ -71,8 +75,11 @@ pub struct AnalyticsQueryOutput {
     /// ISO 8601 date, included.
     pub date_to: String,
     pub bucket: Bucket,
-    /// The metrics requested, in request order.
+    pub bucket_label: String,
+    /// The metrics requested, in request order: the keys of every `values`.
     pub metrics: Vec<Metric>,
+    /// The labels of `metrics`, in the same order.
+    pub metric_labels: Vec<String>,
     /// Every bucket of the range, oldest first, zero when nothing happened.
     pub buckets: Vec<BucketValues>,
     /// The requested metrics over the whole range.
@@ -134,87 +141,78 @@ impl<S: Store, A: Access> Tools<S, A> {
             })
             .collect();
         let totals = MetricValues::from_sums(&input.metrics, &totals, currency, ctx.locale);
-        let text = summary(
-            &location.name,
-            &from,
-            &to,
+        let data = AnalyticsQueryOutput {
+            location_id: location.id,
+            location_name: location.name,
+            timezone: location.timezone,
+            currency: location.currency,
+            date_from: from,
+            date_to: to,
             bucket,
-            buckets.len(),
-            &totals,
-            ctx,
-        );
+            bucket_label: bucket.label(ctx.locale).to_owned(),
+            metric_labels: labels_of(&input.metrics, ctx.locale),
+            metrics: input.metrics,
+            buckets,
+            totals,
+        };
         Ok(ToolOutput {
-            data: AnalyticsQueryOutput {
-                location_id: location.id,
-                location_name: location.name,
-                timezone: location.timezone,
-                currency: location.currency,
-                date_from: from,
-                date_to: to,
-                bucket,
-                metrics: input.metrics,
-                buckets,
-                totals,
-            },
-            text,
+            text: summary(&data, ctx.locale),
+            data,
             next_cursor: None,
         })
     }
 }
 
-fn summary(
-    location: &str,
-    from: &str,
-    to: &str,
-    bucket: Bucket,
-    count: usize,
-    totals: &MetricValues,
-    ctx: &CallContext,
-) -> String {
-    let fr = ctx.locale == "fr";
+/// The text for people: the location, range and bucket width, the totals,
+/// then each bucket's figures, oldest first, as many as fit in the summary
+/// bound; a note says how many were left out (every bucket is in
+/// `data.buckets`).
+fn summary(output: &AnalyticsQueryOutput, locale: &str) -> String {
+    let fr = locale == "fr";
+    let count = output.buckets.len();
+    let width = output.bucket.label(locale);
     let mut text = if fr {
         format!(
-            "{location}, du {from} au {to}, {count} période(s) ({}) :",
-            bucket.as_str()
+            "{}, du {} au {}, {count} période(s) ({width}), totaux et chiffres par période :",
+            output.location_name, output.date_from, output.date_to
         )
     } else {
         format!(
-            "{location}, {from} to {to}, {count} bucket(s) ({}):",
-            bucket.as_str()
+            "{}, {} to {}, {count} bucket(s) ({width}), totals and figures per bucket:",
+            output.location_name, output.date_from, output.date_to
         )
     };
-    let mut line = |label_fr: &str, label_en: &str, value: String| {
-        text.push_str(&format!(
-            "\n- {}: {value}",
-            if fr { label_fr } else { label_en }
-        ));
-    };
-    if let Some(n) = totals.orders_count {
-        line("commandes", "orders", n.to_string());
-    }
-    if let Some(m) = &totals.revenue {
-        line("chiffre d'affaires", "revenue", m.display.clone());
-    }
-    if let Some(m) = &totals.average_order_value {
-        line("panier moyen", "average order value", m.display.clone());
-    }
-    if let Some(n) = totals.cancelled_count {
-        line("commandes annulées", "cancelled orders", n.to_string());
-    }
-    if let Some(n) = totals.completed_count {
-        line("commandes terminées", "completed orders", n.to_string());
-    }
-    if let Some(n) = totals.items_sold {
-        line("articles vendus", "items sold", n.to_string());
-    }
-    if let Some(n) = totals.new_customers {
-        line("nouveaux clients", "new customers", n.to_string());
-    }
-    if let Some(p) = totals.delivery_share_percent {
-        line("part livraison", "delivery share", format!("{p} %"));
-    }
-    if let Some(p) = totals.pickup_share_percent {
-        line("part à emporter", "pickup share", format!("{p} %"));
+    let totals = output.totals.line(&output.metrics, locale);
+    text.push_str(&if fr {
+        format!("\nTotal : {totals}")
+    } else {
+        format!("\nTotal: {totals}")
+    });
+    // Room kept for the note on left-out buckets.
+    const NOTE_ROOM: usize = 160;
+    for (shown, bucket) in output.buckets.iter().enumerate() {
+        let line = format!(
+            "\n- {}{} {}",
+            bucket.start,
+            if fr { " :" } else { ":" },
+            bucket.values.line(&output.metrics, locale)
+        );
+        if text.len() + line.len() + NOTE_ROOM > TEXT_LIMIT {
+            let left = count - shown;
+            text.push_str(&if fr {
+                format!(
+                    "\n… {left} période(s) de plus non affichées (limite de 4 Kio du texte) : \
+                     data.buckets les contient toutes."
+                )
+            } else {
+                format!(
+                    "\n… {left} more bucket(s) not shown (4 KiB text limit): data.buckets has \
+                     every bucket."
+                )
+            });
+            break;
+        }
+        text.push_str(&line);
     }
     text
 }

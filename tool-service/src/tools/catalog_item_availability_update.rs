@@ -87,6 +87,7 @@ impl<S: Store, A: Access> Tools<S, A> {
                 let current = venue_view::catalog_item(current, ctx.now_ms, ctx.locale)?;
                 return Err(DomainError::ExpectedStateMismatch {
                     current: current.availability.as_str().to_owned(),
+                    allowed: Vec::new(),
                 });
             }
             GuardedWrite::Missing => return Err(DomainError::NotFound),

@@ -40,7 +40,7 @@ pub struct CatalogItemsListInput {
     /// Only items currently `available` or `sold_out`; omitted: both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability: Option<Availability>,
-    /// Only items whose name contains this text, trimmed, ignoring the case of unaccented letters.
+    /// Only items whose name contains this text, case and accents ignored, e.g. "creme brulee".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 100))]
     pub text: Option<String>,
@@ -104,6 +104,14 @@ impl<S: Store, A: Access> Tools<S, A> {
                 "\n- {} ({}) · {} · {} · {}",
                 item.name, item.id, item.category_name, item.price.display, item.availability_label
             ));
+            if let Some(at) = &item.available_again_at {
+                text.push_str(if ctx.locale == "fr" {
+                    " jusqu'au "
+                } else {
+                    " until "
+                });
+                text.push_str(at);
+            }
         }
         if next_cursor.is_some() {
             text.push_str(if ctx.locale == "fr" {

@@ -1,6 +1,6 @@
 //! `chataigne_conversation_get` ↔ `Conversations/GetConversation`: one
-//! conversation with up to 100 of its messages, newest first, and a cursor
-//! towards older ones.
+//! conversation with up to 100 of its messages, newest first (or oldest
+//! first), and a cursor towards the rest.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -9,7 +9,7 @@ use super::customer_view::{conversation, message};
 use super::support::Pager;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{ConversationSummary, DomainError, PageAfter, TranscriptMessage};
+use crate::domain::{ConversationSummary, DomainError, PageAfter, SortOrder, TranscriptMessage};
 use crate::store::Store;
 
 /// Messages per call by default and at most (seed 001).
@@ -20,10 +20,10 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_conversation_get",
     title: "Get a conversation",
     description: "Returns one conversation (customer, channel, status, message count) with its \
-messages, newest first: sender (customer, staff, assistant, or an instruction to the \
+messages, newest first or, with `sort: oldest_first`, from the start: sender (customer, staff, assistant, or an instruction to the \
 assistant), text and time (ISO 8601, location's UTC offset). Suited to reading what a customer \
 asked and what was answered. Returns 50 messages by default, 100 at most, with \
-`meta.next_cursor` when older ones exist. An unknown conversation is refused like an \
+`meta.next_cursor` when more exist. An unknown conversation is refused like an \
 inaccessible one.",
     scope: "conversations.read",
     kind: ToolKind::Read,
@@ -43,7 +43,10 @@ pub struct ConversationGetInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous call, for older messages.
+    /// By time: newest_first when omitted, or oldest_first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort: Option<SortOrder>,
+    /// `meta.next_cursor` of the previous call, for the next messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub cursor: Option<String>,
@@ -52,7 +55,7 @@ pub struct ConversationGetInput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ConversationGetOutput {
     pub conversation: ConversationSummary,
-    /// Messages, newest first.
+    /// Messages in the requested order.
     pub messages: Vec<TranscriptMessage>,
 }
 
@@ -71,7 +74,13 @@ impl<S: Store, A: Access> Tools<S, A> {
             .access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
-        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let sort = input.sort.unwrap_or_default();
+        // The cursor is bound to the order it was issued for, explicit or not.
+        let bound_input = ConversationGetInput {
+            sort: Some(sort),
+            ..input.clone()
+        };
+        let pager = Pager::new(SPEC.name, &bound_input, &principal, &self.cursors, ctx);
         let page = pager.request_within(
             input.limit,
             input.cursor.as_deref(),
@@ -86,41 +95,53 @@ impl<S: Store, A: Access> Tools<S, A> {
         let timezone = record.timezone.clone();
         let records = self
             .store
-            .list_messages(&input.conversation_id, &page)
+            .list_messages(&input.conversation_id, &page, sort)
             .await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.created_at_ms.to_string(),
             id: r.id.clone(),
         });
-        let conversation = conversation(record)?;
+        let conversation = conversation(record, ctx.locale)?;
         let messages = records
             .into_iter()
-            .map(|r| message(r, &timezone))
+            .map(|r| message(r, &timezone, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
+        let oldest = sort.oldest_first();
         let mut text = if ctx.locale == "fr" {
             format!(
-                "Conversation avec {} ({}, {}) : {} message(s) sur {}, du plus récent au plus ancien.",
+                "Conversation avec {} ({}, {}) : {} message(s) sur {}, {}.",
                 conversation.customer_name,
-                conversation.channel.as_str(),
-                conversation.status.as_str(),
+                conversation.channel_label,
+                conversation.status_label,
                 messages.len(),
-                conversation.message_count
+                conversation.message_count,
+                if oldest {
+                    "du plus ancien au plus récent"
+                } else {
+                    "du plus récent au plus ancien"
+                }
             )
         } else {
             format!(
-                "Conversation with {} ({}, {}): {} of {} message(s), newest first.",
+                "Conversation with {} ({}, {}): {} of {} message(s), {}.",
                 conversation.customer_name,
-                conversation.channel.as_str(),
-                conversation.status.as_str(),
+                conversation.channel_label,
+                conversation.status_label,
                 messages.len(),
-                conversation.message_count
+                conversation.message_count,
+                if oldest {
+                    "oldest first"
+                } else {
+                    "newest first"
+                }
             )
         };
         if next_cursor.is_some() {
-            text.push_str(if ctx.locale == "fr" {
-                " Messages plus anciens : meta.next_cursor."
-            } else {
-                " Older messages: meta.next_cursor."
+            text.push_str(match (ctx.locale, oldest) {
+                ("fr", false) => " Messages plus anciens : meta.next_cursor.",
+                ("fr", true) => " Messages suivants : meta.next_cursor.",
+                (_, false) => " Older messages: meta.next_cursor.",
+                (_, true) => " Later messages: meta.next_cursor.",
             });
         }
         Ok(ToolOutput {

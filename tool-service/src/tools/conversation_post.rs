@@ -48,7 +48,10 @@ pub struct InstructionSendInput {
 /// The message as recorded.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SentMessage {
-    pub message_id: String,
+    /// Message ID, e.g. "msg_01…".
+    /// Results recorded before the one id convention replay as they were.
+    #[serde(alias = "message_id")]
+    pub id: String,
     pub conversation_id: String,
     /// `staff` (to the customer) or `instruction` (to the assistant).
     pub kind: String,
@@ -119,7 +122,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             Audience::Assistant => ("instruction", "recorded"),
         };
         let message = SentMessage {
-            message_id: id.clone(),
+            id: id.clone(),
             conversation_id: post.conversation_id.to_owned(),
             kind: sender.to_owned(),
             delivery: delivery.to_owned(),

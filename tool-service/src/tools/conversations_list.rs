@@ -1,6 +1,6 @@
 //! `chataigne_conversations_list` ↔ `Conversations/ListConversations`: a
-//! location's conversations, most recently active first, optionally those
-//! whose transcript contains a text. The transcript query is matched by the
+//! location's conversations, most or least recently active first, optionally
+//! those whose transcript contains a text (case and accents ignored). The transcript query is matched by the
 //! database as a bound parameter and appears in no log, span or error.
 
 use schemars::JsonSchema;
@@ -12,16 +12,19 @@ use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
     ConversationChannel, ConversationFilter, ConversationStatus, ConversationSummary, DomainError,
-    PageAfter, like_pattern,
+    PageAfter, SortOrder, contains_pattern, fold,
 };
 use crate::store::Store;
+
+/// Length of a transcript query, in characters.
+pub const QUERY_CHARS: std::ops::RangeInclusive<usize> = 2..=200;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_conversations_list",
     title: "List conversations",
     description: "Lists the conversations between one location and its customers, most \
-recently active first, with customer, channel, status, message count and a preview of the \
-newest message (120 characters at most). Suited to reviewing open conversations, the exchanges \
+recently active first (or least, with `sort: oldest_first`), with customer, channel, status, \
+message count and a preview of the newest message (120 characters at most). Suited to reviewing open conversations, the exchanges \
 on one channel, or finding a conversation that mentions a topic; transcripts come from \
 chataigne_conversation_get. `query` is not logged. Returns 20 by default, 50 at most, with \
 `meta.next_cursor` when more exist.",
@@ -45,10 +48,13 @@ pub struct ConversationsListInput {
     /// Only this channel; omitted: any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<ConversationChannel>,
-    /// Text that a message of the transcript contains, ignoring the case of unaccented letters, e.g. "allergie".
+    /// Text that a message of the transcript contains, case and accents ignored, e.g. "allergie".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 200))]
     pub query: Option<String>,
+    /// By time of the newest message: newest_first when omitted, or oldest_first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort: Option<SortOrder>,
     /// Page size; 20 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 50))]
@@ -66,6 +72,7 @@ impl std::fmt::Debug for ConversationsListInput {
             .field("status", &self.status)
             .field("channel", &self.channel)
             .field("query", &self.query.as_ref().map(|_| ".."))
+            .field("sort", &self.sort)
             .field("limit", &self.limit)
             .finish_non_exhaustive()
     }
@@ -73,7 +80,7 @@ impl std::fmt::Debug for ConversationsListInput {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ConversationsListOutput {
-    /// Conversations, most recently active first.
+    /// Conversations in the requested order.
     pub conversations: Vec<ConversationSummary>,
 }
 
@@ -93,21 +100,34 @@ impl<S: Store, A: Access> Tools<S, A> {
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
         if let Some(query) = &input.query
-            && !(2..=200).contains(&query.chars().count())
+            && !QUERY_CHARS.contains(&query.chars().count())
         {
             // The query itself is not echoed.
             return Err(DomainError::invalid(
                 "query",
-                "between 2 and 200 characters",
+                format!(
+                    "must be {} to {} characters",
+                    QUERY_CHARS.start(),
+                    QUERY_CHARS.end()
+                ),
             ));
         }
+        let sort = input.sort.unwrap_or_default();
         let filter = ConversationFilter {
             location_id: input.location_id.clone(),
             status: input.status,
             channel: input.channel,
-            body_pattern: input.query.as_deref().map(like_pattern),
+            body_pattern: input.query.as_deref().map(contains_pattern),
+            sort,
         };
-        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        // The cursor is bound to the folded query and to the order it was
+        // issued for, explicit or not.
+        let bound_input = ConversationsListInput {
+            query: input.query.as_deref().map(fold),
+            sort: Some(sort),
+            ..input.clone()
+        };
+        let pager = Pager::new(SPEC.name, &bound_input, &principal, &self.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
         let records = self.store.list_conversations(&filter, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
@@ -116,21 +136,27 @@ impl<S: Store, A: Access> Tools<S, A> {
         });
         let conversations = records
             .into_iter()
-            .map(conversation)
+            .map(|r| conversation(r, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut text = match (ctx.locale, conversations.len()) {
-            ("fr", 0) => "Aucune conversation ne correspond.".to_owned(),
-            ("fr", n) => format!("{n} conversation(s), de la plus récente à la plus ancienne."),
-            (_, 0) => "No conversations match.".to_owned(),
-            (_, n) => format!("{n} conversation(s), most recently active first."),
+        let mut text = match (ctx.locale, conversations.len(), sort.oldest_first()) {
+            ("fr", 0, _) => "Aucune conversation ne correspond.".to_owned(),
+            ("fr", n, false) => {
+                format!("{n} conversation(s), de la plus récente à la plus ancienne.")
+            }
+            ("fr", n, true) => {
+                format!("{n} conversation(s), de la plus ancienne à la plus récente.")
+            }
+            (_, 0, _) => "No conversations match.".to_owned(),
+            (_, n, false) => format!("{n} conversation(s), most recently active first."),
+            (_, n, true) => format!("{n} conversation(s), least recently active first."),
         };
         for c in conversations.iter().take(5) {
             text.push_str(&format!(
                 "\n- {} · {} · {} · {} · {} · {}",
                 c.id,
                 c.customer_name,
-                c.channel.as_str(),
-                c.status.as_str(),
+                c.channel_label,
+                c.status_label,
                 c.last_message_at,
                 c.last_message_preview
             ));

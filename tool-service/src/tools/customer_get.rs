@@ -88,7 +88,7 @@ impl<S: Store, A: Access> Tools<S, A> {
                 order.number,
                 order.id,
                 order.location_name,
-                order.status.as_str(),
+                order.status_label,
                 order.total.display,
                 order.created_at
             ));

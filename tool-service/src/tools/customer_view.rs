@@ -25,23 +25,30 @@ pub fn customer(record: CustomerRecord) -> Customer {
     }
 }
 
-pub fn conversation(record: ConversationRecord) -> Result<ConversationSummary, DomainError> {
+pub fn conversation(
+    record: ConversationRecord,
+    locale: &str,
+) -> Result<ConversationSummary, DomainError> {
     let channel = ConversationChannel::parse(&record.channel)
         .ok_or_else(|| DomainError::Internal(format!("unknown channel {}", record.channel)))?;
     let status = ConversationStatus::parse(&record.status).ok_or_else(|| {
         DomainError::Internal(format!("unknown conversation status {}", record.status))
     })?;
+    let sender = record
+        .last_message_sender
+        .as_deref()
+        .and_then(SenderKind::parse);
     Ok(ConversationSummary {
+        channel_label: channel.label(locale).to_owned(),
+        status_label: status.label(locale).to_owned(),
         message_count: u32::try_from(record.message_count).unwrap_or(u32::MAX),
         last_message_preview: record
             .last_message_body
             .as_deref()
             .map(crate::domain::conversation_preview)
             .unwrap_or_default(),
-        last_message_sender: record
-            .last_message_sender
-            .as_deref()
-            .and_then(SenderKind::parse),
+        last_message_sender: sender,
+        last_message_sender_label: sender.map(|s| s.label(locale).to_owned()),
         created_at: timestamp(record.created_at_ms, &record.timezone),
         last_message_at: timestamp(record.last_message_at_ms, &record.timezone),
         channel,
@@ -54,10 +61,15 @@ pub fn conversation(record: ConversationRecord) -> Result<ConversationSummary, D
     })
 }
 
-pub fn message(record: MessageRecord, timezone: &str) -> Result<TranscriptMessage, DomainError> {
+pub fn message(
+    record: MessageRecord,
+    timezone: &str,
+    locale: &str,
+) -> Result<TranscriptMessage, DomainError> {
     let sender = SenderKind::parse(&record.sender)
         .ok_or_else(|| DomainError::Internal(format!("unknown sender {}", record.sender)))?;
     Ok(TranscriptMessage {
+        sender_label: sender.label(locale).to_owned(),
         created_at: timestamp(record.created_at_ms, timezone),
         sender,
         id: record.id,

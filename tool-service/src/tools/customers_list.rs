@@ -9,8 +9,11 @@ use super::customer_view::customer;
 use super::support::Pager;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{Customer, CustomerFilter, DomainError, PageAfter, like_pattern};
+use crate::domain::{Customer, CustomerFilter, DomainError, PageAfter, contains_pattern, fold};
 use crate::store::{Owner, Store};
+
+/// Length of a name query, in characters.
+pub const NAME_QUERY_CHARS: std::ops::RangeInclusive<usize> = 2..=100;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_customers_list",
@@ -38,7 +41,7 @@ pub struct CustomersListInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub location_id: Option<String>,
-    /// Part of the customer's name, ignoring the case of unaccented letters, e.g. "martin".
+    /// Part of the customer's name, case and accents ignored, e.g. "martin".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 100))]
     pub name_query: Option<String>,
@@ -93,19 +96,28 @@ impl<S: Store, A: Access> Tools<S, A> {
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
         if let Some(query) = &input.name_query
-            && !(2..=100).contains(&query.chars().count())
+            && !NAME_QUERY_CHARS.contains(&query.chars().count())
         {
             return Err(DomainError::invalid(
                 "name_query",
-                "between 2 and 100 characters",
+                format!(
+                    "must be {} to {} characters",
+                    NAME_QUERY_CHARS.start(),
+                    NAME_QUERY_CHARS.end()
+                ),
             ));
         }
         let filter = CustomerFilter {
             organization_id: input.organization_id.clone(),
             location_id: input.location_id.clone(),
-            name_pattern: input.name_query.as_deref().map(like_pattern),
+            name_pattern: input.name_query.as_deref().map(contains_pattern),
         };
-        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        // The cursor is bound to the folded query.
+        let bound_input = CustomersListInput {
+            name_query: input.name_query.as_deref().map(fold),
+            ..input.clone()
+        };
+        let pager = Pager::new(SPEC.name, &bound_input, &principal, &self.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
         let records = self.store.list_customers(&filter, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {

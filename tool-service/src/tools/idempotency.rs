@@ -134,7 +134,11 @@ pub fn check_key(key: &str) -> Result<(), DomainError> {
     } else {
         Err(DomainError::invalid(
             "idempotency_key",
-            "must be 8 to 255 characters",
+            format!(
+                "must be {} to {} characters",
+                KEY_CHARS.start(),
+                KEY_CHARS.end()
+            ),
         ))
     }
 }

@@ -22,8 +22,9 @@ pub const SPEC: ToolSpec = ToolSpec {
 postal address, IANA timezone and ISO 4217 currency; reserved to Chataigne platform \
 administrators. `idempotency_key` (8 to 255 characters) is new per intended location; a retry \
 with the same key and arguments returns the first result with `meta.replayed: true` and \
-creates nothing twice. Returns the new `location_id`, its organization, timezone, currency and \
-creation time (ISO 8601, location's UTC offset). New locations accept orders.",
+creates nothing twice. Returns the new location's `id` (the `location_id` other tools take), \
+its organization, timezone, currency and creation time (ISO 8601, location's UTC offset). New \
+locations accept orders.",
     scope: "admin.locations.create",
     kind: ToolKind::Write,
     deadline: DeadlineClass::Write,
@@ -53,10 +54,10 @@ pub struct LocationCreateInput {
     /// ISO 3166-1 alpha-2 country code, e.g. "FR".
     #[schemars(regex(pattern = r"^[A-Z]{2}$"))]
     pub country: String,
-    /// IANA timezone, e.g. "Europe/Paris".
+    /// IANA time zone name, case-sensitive, e.g. "Europe/Paris".
     #[schemars(length(min = 1, max = 64))]
     pub timezone: String,
-    /// ISO 4217 currency code, e.g. "EUR".
+    /// ISO 4217 code of a currency in use, e.g. "EUR".
     #[schemars(regex(pattern = r"^[A-Z]{3}$"))]
     pub currency: String,
     /// New random string per intended creation; the same only to retry it.
@@ -66,7 +67,10 @@ pub struct LocationCreateInput {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CreatedLocation {
-    pub location_id: String,
+    /// Location ID, e.g. "loc_01…".
+    /// Results recorded before the one id convention replay as they were.
+    #[serde(alias = "location_id")]
+    pub id: String,
     pub organization_id: String,
     pub name: String,
     pub timezone: String,
@@ -80,11 +84,17 @@ pub struct LocationCreateOutput {
     pub location: CreatedLocation,
 }
 
+/// Longest name, street line, city and postal code, in characters.
+pub const NAME_MAX_CHARS: usize = super::organization_create::NAME_MAX_CHARS;
+pub const LINE1_MAX_CHARS: usize = 200;
+pub const CITY_MAX_CHARS: usize = 100;
+pub const POSTAL_CODE_MAX_CHARS: usize = 20;
+
 fn check(input: &LocationCreateInput) -> Result<(), DomainError> {
-    check_name("name", &input.name, 120)?;
-    check_name("line1", &input.line1, 200)?;
-    check_name("city", &input.city, 100)?;
-    check_name("postal_code", &input.postal_code, 20)?;
+    check_name("name", &input.name, NAME_MAX_CHARS)?;
+    check_name("line1", &input.line1, LINE1_MAX_CHARS)?;
+    check_name("city", &input.city, CITY_MAX_CHARS)?;
+    check_name("postal_code", &input.postal_code, POSTAL_CODE_MAX_CHARS)?;
     let upper = |v: &str, n: usize| v.len() == n && v.bytes().all(|b| b.is_ascii_uppercase());
     if !upper(&input.country, 2) {
         return Err(DomainError::invalid(
@@ -92,13 +102,51 @@ fn check(input: &LocationCreateInput) -> Result<(), DomainError> {
             "must be an ISO 3166-1 alpha-2 code",
         ));
     }
-    if !upper(&input.currency, 3) {
-        return Err(DomainError::invalid("currency", "must be an ISO 4217 code"));
-    }
-    if input.timezone.parse::<chrono_tz::Tz>().is_err() {
-        return Err(DomainError::invalid("timezone", "must be an IANA timezone"));
-    }
+    check_currency(&input.currency)?;
+    check_timezone(&input.timezone)?;
     check_key(&input.idempotency_key)
+}
+
+/// An ISO 4217 currency in use (per the ISO 4217 tables of `iso_currency`):
+/// not a fund, precious metal, test or "no currency" code, not superseded.
+pub(crate) fn check_currency(code: &str) -> Result<(), DomainError> {
+    let accepted = iso_currency::Currency::from_code(code).is_some_and(|currency| {
+        !currency.is_special() && !currency.is_fund() && currency.is_superseded().is_none()
+    });
+    if accepted {
+        Ok(())
+    } else {
+        Err(DomainError::invalid(
+            "currency",
+            "must be the ISO 4217 code of a currency in use, three capital letters such as \
+             EUR, USD, GBP, CHF, CAD or JPY (funds, metals, test codes and replaced currencies \
+             are refused)",
+        ))
+    }
+}
+
+/// A zone of the IANA time zone database (as compiled into `chrono-tz`);
+/// names are case-sensitive, and a name that differs only by case is
+/// suggested with its right spelling.
+pub(crate) fn check_timezone(name: &str) -> Result<(), DomainError> {
+    if name.parse::<chrono_tz::Tz>().is_ok() {
+        return Ok(());
+    }
+    let suggestion = chrono_tz::TZ_VARIANTS
+        .iter()
+        .map(|tz| tz.name())
+        .find(|known| known.eq_ignore_ascii_case(name.trim()));
+    Err(DomainError::invalid(
+        "timezone",
+        match suggestion {
+            Some(known) => {
+                format!("must be an IANA time zone name, spelled with its capitals: {known}")
+            }
+            None => "must be an IANA time zone name (Area/City), e.g. Europe/Paris, \
+                     America/New_York or Asia/Tokyo"
+                .to_owned(),
+        },
+    ))
 }
 
 impl<S: Store, A: Access> Tools<S, A> {
@@ -116,7 +164,7 @@ impl<S: Store, A: Access> Tools<S, A> {
         let id = format!("loc_{}", uuid::Uuid::now_v7().simple());
         let name = input.name.trim().to_owned();
         let location = CreatedLocation {
-            location_id: id.clone(),
+            id: id.clone(),
             organization_id: input.organization_id.clone(),
             name: name.clone(),
             timezone: input.timezone.clone(),

@@ -14,8 +14,8 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_location_get",
     title: "Get a location",
-    description: "Returns one location (restaurant): address, IANA timezone, currency and \
-current order intake (accepting or paused; when set, the pause's planned end, ISO 8601 with \
+    description: "Returns one location (restaurant): address, IANA timezone with the local \
+time now, currency and current order intake (accepting or paused; when set, the pause's planned end, ISO 8601 with \
 the location's UTC offset, and its reason). Suited to where a restaurant is, its timezone or \
 currency, or whether it takes orders now. An unknown location is refused like an inaccessible \
 one.",
@@ -38,6 +38,8 @@ pub struct LocationGetInput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LocationGetOutput {
     pub location: Location,
+    /// The time now at the location, ISO 8601 with its UTC offset: the base for times such as "today 18:00".
+    pub local_time: String,
     /// Current order intake.
     pub status: LocationStatus,
 }
@@ -62,13 +64,20 @@ impl<S: Store, A: Access> Tools<S, A> {
             .ok_or(DomainError::NotFound)?;
         let status = venue_view::location_status(status, ctx.now_ms, ctx.locale)?;
         let location = present::location(record);
+        let local_time = present::timestamp(ctx.now_ms, &location.timezone);
         let mut text = format!(
-            "{} · {}, {} {} · {} · {} · {}",
+            "{} ({}) · {}, {} {} · {} ({} {local_time}) · {} · {}",
             location.name,
+            location.id,
             location.address.line1,
             location.address.postal_code,
             location.address.city,
             location.timezone,
+            if ctx.locale == "fr" {
+                "heure locale"
+            } else {
+                "local time"
+            },
             location.currency,
             status.status_label
         );
@@ -81,7 +90,11 @@ impl<S: Store, A: Access> Tools<S, A> {
             text.push_str(until);
         }
         Ok(ToolOutput {
-            data: LocationGetOutput { location, status },
+            data: LocationGetOutput {
+                location,
+                local_time,
+                status,
+            },
             text,
             next_cursor: None,
         })

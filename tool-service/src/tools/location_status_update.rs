@@ -86,6 +86,7 @@ impl<S: Store, A: Access> Tools<S, A> {
                 let current = venue_view::location_status(current, ctx.now_ms, ctx.locale)?;
                 return Err(DomainError::ExpectedStateMismatch {
                     current: current.status.as_str().to_owned(),
+                    allowed: Vec::new(),
                 });
             }
             GuardedWrite::Missing => return Err(DomainError::NotFound),

@@ -46,7 +46,7 @@ pub use organizations_list::{OrganizationsListInput, OrganizationsListOutput};
 
 use crate::access::{Access, Credential};
 use crate::cursor::CursorCodec;
-use crate::domain::DomainError;
+use crate::domain::{AbsentOperation, DomainError};
 use crate::store::Store;
 use schema::InputValidator;
 
@@ -156,6 +156,247 @@ impl ToolId {
             .copied()
             .find(|id| id.spec().name == name)
     }
+
+    /// The limits this tool enforces, by the name of the constant that holds
+    /// each: its description and input schema state exactly these numbers
+    /// (checked by the catalogue tests).
+    pub fn limits(self) -> Vec<(&'static str, u64)> {
+        use crate::domain::{MAX_METRICS, MAX_RANGE_DAYS, OrderStatus, PREVIEW_CHARS};
+        let n = |v: usize| v as u64;
+        let page = vec![
+            ("DEFAULT_LIMIT", u64::from(support::DEFAULT_LIMIT)),
+            ("MAX_LIMIT", u64::from(support::MAX_LIMIT)),
+        ];
+        let key = vec![
+            ("KEY_CHARS.start", n(*idempotency::KEY_CHARS.start())),
+            ("KEY_CHARS.end", n(*idempotency::KEY_CHARS.end())),
+        ];
+        let text = vec![("MAX_TEXT_CHARS", n(conversation_post::MAX_TEXT_CHARS))];
+        let with = |mut a: Vec<(&'static str, u64)>, b: Vec<(&'static str, u64)>| {
+            a.extend(b);
+            a
+        };
+        match self {
+            ToolId::OrganizationsList
+            | ToolId::LocationsList
+            | ToolId::DiscountsList
+            | ToolId::IntegrationsList => page,
+            ToolId::OrdersList => with(page, vec![("OrderStatus::ALL", n(OrderStatus::ALL.len()))]),
+            ToolId::CatalogItemsList => with(
+                page,
+                vec![("MAX_TEXT_FILTER", n(crate::domain::MAX_TEXT_FILTER))],
+            ),
+            ToolId::CustomersList => with(
+                page,
+                vec![
+                    (
+                        "NAME_QUERY_CHARS.start",
+                        n(*customers_list::NAME_QUERY_CHARS.start()),
+                    ),
+                    (
+                        "NAME_QUERY_CHARS.end",
+                        n(*customers_list::NAME_QUERY_CHARS.end()),
+                    ),
+                ],
+            ),
+            ToolId::ConversationsList => with(
+                page,
+                vec![
+                    ("PREVIEW_CHARS", n(PREVIEW_CHARS)),
+                    (
+                        "QUERY_CHARS.start",
+                        n(*conversations_list::QUERY_CHARS.start()),
+                    ),
+                    ("QUERY_CHARS.end", n(*conversations_list::QUERY_CHARS.end())),
+                ],
+            ),
+            ToolId::ConversationGet => vec![
+                (
+                    "DEFAULT_MESSAGES",
+                    u64::from(conversation_get::DEFAULT_MESSAGES),
+                ),
+                ("MAX_MESSAGES", u64::from(conversation_get::MAX_MESSAGES)),
+            ],
+            ToolId::CustomerGet => vec![("RECENT_ORDERS", u64::from(customer_get::RECENT_ORDERS))],
+            ToolId::AnalyticsQuery => vec![
+                ("MAX_METRICS", n(MAX_METRICS)),
+                ("MAX_RANGE_DAYS", MAX_RANGE_DAYS.unsigned_abs()),
+            ],
+            ToolId::LocationSettingsGet => vec![(
+                "SettingsSection::ALL",
+                n(crate::domain::SettingsSection::ALL.len()),
+            )],
+            ToolId::LocationStatusUpdate => vec![(
+                "MAX_PAUSE_MS in days",
+                (crate::domain::MAX_PAUSE_MS / 86_400_000).unsigned_abs(),
+            )],
+            ToolId::ConversationMessageSend | ToolId::ConversationInstructionSend => {
+                with(key, text)
+            }
+            ToolId::OrganizationCreate => with(
+                key,
+                vec![("NAME_MAX_CHARS", n(organization_create::NAME_MAX_CHARS))],
+            ),
+            ToolId::LocationCreate => with(
+                key,
+                vec![
+                    ("NAME_MAX_CHARS", n(location_create::NAME_MAX_CHARS)),
+                    ("LINE1_MAX_CHARS", n(location_create::LINE1_MAX_CHARS)),
+                    ("CITY_MAX_CHARS", n(location_create::CITY_MAX_CHARS)),
+                    (
+                        "POSTAL_CODE_MAX_CHARS",
+                        n(location_create::POSTAL_CODE_MAX_CHARS),
+                    ),
+                ],
+            ),
+            ToolId::OrderGet
+            | ToolId::LocationGet
+            | ToolId::LocationStatusGet
+            | ToolId::CatalogItemAvailabilityUpdate
+            | ToolId::OrderStatusUpdate => Vec::new(),
+        }
+    }
+
+    /// Arguments whose listed schema offers fewer values than the tool
+    /// accepts: (argument, offered values). The tool answers the others
+    /// itself, with a message saying what is allowed.
+    pub fn offered(self) -> Vec<(&'static str, Vec<&'static str>)> {
+        match self {
+            ToolId::OrderStatusUpdate => order_status_update::offered(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Argument values that name an operation this server deliberately leaves
+/// out (seed 001), per tool and argument, compared trimmed and
+/// case-insensitively: refused as not available here, whatever the rest of
+/// the call says.
+const ABSENT_OPERATIONS: &[(&str, &str, &[&str], AbsentOperation)] = &[
+    (
+        "chataigne_order_status_update",
+        "status",
+        &[
+            "cancelled",
+            "canceled",
+            "cancel",
+            "cancellation",
+            "rejected",
+            "reject",
+            "declined",
+            "decline",
+        ],
+        AbsentOperation::OrderCancellation,
+    ),
+    (
+        "chataigne_order_status_update",
+        "status",
+        &["refunded", "refund", "partially_refunded"],
+        AbsentOperation::Refund,
+    ),
+    (
+        "chataigne_location_status_update",
+        "status",
+        &["closed", "deleted", "archived", "deactivated", "disabled"],
+        AbsentOperation::LocationClosure,
+    ),
+    (
+        "chataigne_catalog_item_availability_update",
+        "availability",
+        &["deleted", "removed", "archived", "hidden", "disabled"],
+        AbsentOperation::ItemRemoval,
+    ),
+];
+
+/// The absent operation an argument of `arguments` names for `tool`, if any.
+fn absent_operation(tool: &str, arguments: &Value) -> Option<AbsentOperation> {
+    ABSENT_OPERATIONS
+        .iter()
+        .find(|(name, field, values, _)| {
+            *name == tool
+                && arguments
+                    .get(*field)
+                    .and_then(Value::as_str)
+                    .map(|value| value.trim().to_ascii_lowercase())
+                    .is_some_and(|value| values.contains(&value.as_str()))
+        })
+        .map(|&(_, _, _, operation)| operation)
+}
+
+/// Where a failed MCP call happened, so that its message can name the next
+/// call: the tool and its arguments (only their names and identifier
+/// arguments are read; values are never repeated).
+#[derive(Debug, Clone, Copy)]
+pub struct CallSite<'a> {
+    pub tool: &'static ToolSpec,
+    pub arguments: &'a Value,
+}
+
+/// For each write guarded by an observed state: what changed in the
+/// model's terms, the tool that reads the current state, and the argument
+/// that carries the observed state.
+const STATE_SOURCES: &[(&str, &str, &str, &str)] = &[
+    (
+        "chataigne_order_status_update",
+        "The order",
+        "chataigne_order_get",
+        "expected_status",
+    ),
+    (
+        "chataigne_location_status_update",
+        "The location's order intake",
+        "chataigne_location_status_get",
+        "expected_status",
+    ),
+    (
+        "chataigne_catalog_item_availability_update",
+        "The item's availability",
+        "chataigne_catalog_items_list",
+        "expected_availability",
+    ),
+];
+
+/// The read tool that shows what a write changed, for "read the state
+/// before any retry".
+const WRITE_READS: &[(&str, &str)] = &[
+    ("chataigne_order_status_update", "chataigne_order_get"),
+    (
+        "chataigne_location_status_update",
+        "chataigne_location_status_get",
+    ),
+    (
+        "chataigne_catalog_item_availability_update",
+        "chataigne_catalog_items_list",
+    ),
+    (
+        "chataigne_conversation_message_send",
+        "chataigne_conversation_get",
+    ),
+    (
+        "chataigne_conversation_instruction_send",
+        "chataigne_conversation_get",
+    ),
+    (
+        "chataigne_organization_create",
+        "chataigne_organizations_list",
+    ),
+    ("chataigne_location_create", "chataigne_locations_list"),
+];
+
+/// (what changed, reload tool, expected-state argument) of a guarded write.
+pub fn state_source(tool: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    STATE_SOURCES
+        .iter()
+        .find(|(name, ..)| *name == tool)
+        .map(|&(_, what, reload, field)| (what, reload, field))
+}
+
+/// The read tool that shows the effect of the write `tool`.
+pub fn write_read(tool: &str) -> Option<&'static str> {
+    WRITE_READS
+        .iter()
+        .find(|(name, _)| *name == tool)
+        .map(|&(_, read)| read)
 }
 
 /// One catalogue entry with its schemas, serialized once at start-up.
@@ -227,11 +468,12 @@ pub fn build_catalog() -> anyhow::Result<Vec<CatalogEntry>> {
         .iter()
         .map(|&id| {
             let (validated, output_schema) = id.schemas();
+            let offered = id.offered();
             Ok(CatalogEntry {
                 id,
                 spec: id.spec(),
-                validator: InputValidator::new(&validated)?,
-                input_schema: schema::listed_input_schema(&validated),
+                validator: InputValidator::new(&validated, &offered)?,
+                input_schema: schema::listed_input_schema(&validated, &offered),
                 output_schema,
             })
         })
@@ -302,6 +544,9 @@ impl<S: Store, A: Access> Tools<S, A> {
             self.ensure_writes_enabled().await?;
         }
         let arguments = without_nulls(arguments);
+        if let Some(operation) = absent_operation(entry.spec.name, &arguments) {
+            return Err(DomainError::Unavailable(operation));
+        }
         entry.validator.check(&arguments)?;
         self.dispatch(entry.id, arguments, ctx).await
     }

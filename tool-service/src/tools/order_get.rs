@@ -59,19 +59,23 @@ impl<S: Store, A: Access> Tools<S, A> {
         let order = present::order(record, lines, ctx.locale)?;
         let mut text = if ctx.locale == "fr" {
             format!(
-                "Commande {} · {} · {} · {} · {}",
+                "Commande {} ({}) · {} · {} · {} · {} · {}",
                 order.number,
+                order.id,
                 order.location_name,
-                order.status.as_str(),
+                order.status_label,
+                order.fulfillment_label,
                 order.total.display,
                 order.created_at
             )
         } else {
             format!(
-                "Order {} · {} · {} · {} · {}",
+                "Order {} ({}) · {} · {} · {} · {} · {}",
                 order.number,
+                order.id,
                 order.location_name,
-                order.status.as_str(),
+                order.status_label,
+                order.fulfillment_label,
                 order.total.display,
                 order.created_at
             )

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Order, OrderStatus};
+use crate::domain::{AbsentOperation, DomainError, Order, OrderStatus};
 use crate::present;
 use crate::store::{GuardedWrite, Store};
 
@@ -16,9 +16,10 @@ pub const SPEC: ToolSpec = ToolSpec {
     title: "Update an order's status",
     description: "Moves one order one step forward: received → accepted → preparing → ready → \
 out_for_delivery or completed, and out_for_delivery → completed; cancellations and refunds are \
-not available. The current status is read first and passed as `expected_status`. A status that \
-does not follow it is refused with ORDER_STATUS_PRECONDITION_FAILED, an order that changed \
-since with MCP_EXPECTED_STATE_MISMATCH carrying the current status. No idempotency key: the \
+not available through this server. The current status is read first and passed as \
+`expected_status`. A status that does not follow it is refused with \
+ORDER_STATUS_PRECONDITION_FAILED listing the statuses allowed, an order that changed since with \
+MCP_EXPECTED_STATE_MISMATCH carrying the current status. No idempotency key: the \
 expected-state check guards repeats. Returns the order (without lines) and the previous \
 status.",
     scope: "orders.write",
@@ -41,12 +42,25 @@ pub struct OrderStatusUpdateInput {
     pub expected_status: OrderStatus,
 }
 
+/// The values each status argument offers (the listed schema's enums): the
+/// statuses an order can move to, and those it can still move from. Others
+/// are answered by the tool itself with the statuses allowed.
+pub fn offered() -> Vec<(&'static str, Vec<&'static str>)> {
+    let names =
+        |statuses: Vec<OrderStatus>| statuses.into_iter().map(OrderStatus::as_str).collect();
+    vec![
+        ("status", names(OrderStatus::targets())),
+        ("expected_status", names(OrderStatus::movable())),
+    ]
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OrderStatusUpdateOutput {
     /// The order after the change (without lines).
     pub order: Order,
     /// The status before the change.
     pub previous_status: OrderStatus,
+    pub previous_status_label: String,
 }
 
 impl<S: Store, A: Access> Tools<S, A> {
@@ -63,10 +77,24 @@ impl<S: Store, A: Access> Tools<S, A> {
         self.access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
+        if input.status == OrderStatus::Cancelled {
+            return Err(DomainError::Unavailable(AbsentOperation::OrderCancellation));
+        }
         if !input.expected_status.can_move_to(input.status) {
+            // Nothing to write: the refusal says where the order can go from
+            // its current status, and whether it changed since it was read.
+            let (current, _) = self
+                .store
+                .get_order(&input.order_id)
+                .await?
+                .ok_or(DomainError::NotFound)?;
+            let current = OrderStatus::parse(&current.status).ok_or_else(|| {
+                DomainError::Internal(format!("unknown order status {}", current.status))
+            })?;
             return Err(DomainError::OrderStatusPrecondition {
                 from: input.expected_status.as_str().to_owned(),
                 to: input.status.as_str().to_owned(),
+                current: (current != input.expected_status).then(|| current.as_str().to_owned()),
             });
         }
         let record = match self
@@ -81,37 +109,54 @@ impl<S: Store, A: Access> Tools<S, A> {
         {
             GuardedWrite::Updated(record) => record,
             GuardedWrite::Mismatch(current) => {
-                return Err(DomainError::ExpectedStateMismatch {
-                    current: current.status,
-                });
+                let current = OrderStatus::parse(&current.status).ok_or_else(|| {
+                    DomainError::Internal(format!("unknown order status {}", current.status))
+                })?;
+                return Err(mismatch(current));
             }
             GuardedWrite::Missing => return Err(DomainError::NotFound),
         };
         let order = present::order(record, Vec::new(), ctx.locale)?;
         let text = if ctx.locale == "fr" {
             format!(
-                "Commande {} ({}) : {} → {}.",
+                "Commande {} ({}, {}) : {} → {}.",
                 order.number,
+                order.id,
                 order.location_name,
-                input.expected_status.as_str(),
-                order.status.as_str()
+                input.expected_status.label(ctx.locale),
+                order.status_label
             )
         } else {
             format!(
-                "Order {} ({}): {} → {}.",
+                "Order {} ({}, {}): {} → {}.",
                 order.number,
+                order.id,
                 order.location_name,
-                input.expected_status.as_str(),
-                order.status.as_str()
+                input.expected_status.label(ctx.locale),
+                order.status_label
             )
         };
         Ok(ToolOutput {
             data: OrderStatusUpdateOutput {
                 order,
                 previous_status: input.expected_status,
+                previous_status_label: input.expected_status.label(ctx.locale).to_owned(),
             },
             text,
             next_cursor: None,
         })
+    }
+}
+
+/// The order changed since it was read: it is `current` now, with the
+/// statuses it can move to from there.
+fn mismatch(current: OrderStatus) -> DomainError {
+    DomainError::ExpectedStateMismatch {
+        current: current.as_str().to_owned(),
+        allowed: current
+            .next_statuses()
+            .into_iter()
+            .map(OrderStatus::as_str)
+            .collect(),
     }
 }

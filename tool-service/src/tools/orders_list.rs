@@ -1,5 +1,5 @@
 //! `chataigne_orders_list` ↔ `Restaurant/ListOrders`: a page of orders, newest
-//! first, across the locations the user may read or in one location.
+//! or oldest first, across the locations the user may read or in one location.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -7,14 +7,18 @@ use serde::{Deserialize, Serialize};
 use super::support::Pager;
 use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Order, OrderFilter, OrderStatus, PageAfter};
+use crate::domain::{DomainError, Order, OrderFilter, OrderStatus, PageAfter, SortOrder};
+
+/// Orders named in the text summary.
+const SUMMARY_ORDERS: usize = 5;
 use crate::present;
 use crate::store::Store;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_orders_list",
     title: "List orders",
-    description: "Lists the orders the signed-in user can read, newest first, with number, \
+    description: "Lists the orders the signed-in user can read, newest first or, with \
+`sort: oldest_first`, oldest first (e.g. the longest-waiting received orders), with number, \
 status, fulfillment type, customer, total and creation time. Suited to recent or current \
 orders, orders in a given status or placed during a period; lines come from \
 chataigne_order_get. Returns 20 by default, 50 at most, with `meta.next_cursor` when more \
@@ -46,6 +50,9 @@ pub struct OrdersListInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("format" = "date-time"))]
     pub created_to: Option<String>,
+    /// By creation time: newest_first when omitted, or oldest_first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort: Option<SortOrder>,
     /// Page size; 20 when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 50))]
@@ -58,7 +65,7 @@ pub struct OrdersListInput {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OrdersListOutput {
-    /// Orders, newest first (without lines).
+    /// Orders in the requested order (without lines).
     pub orders: Vec<Order>,
 }
 
@@ -68,7 +75,9 @@ impl<S: Store, A: Access> Tools<S, A> {
         input: OrdersListInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<OrdersListOutput>, DomainError> {
+        let sort = input.sort.unwrap_or_default();
         let mut filter = OrderFilter {
+            sort,
             statuses: input.statuses.clone(),
             created_from_ms: input
                 .created_from
@@ -107,7 +116,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             None => {
                 let (principal, scope) = self.access.resolve(&ctx.credential, SPEC.scope).await?;
                 if scope.is_empty() {
-                    return Ok(summarize(Vec::new(), None, ctx));
+                    return Ok(summarize(Vec::new(), None, sort, ctx));
                 }
                 if !scope.all_tenants {
                     filter.location_ids = Some(scope.location_ids);
@@ -116,7 +125,12 @@ impl<S: Store, A: Access> Tools<S, A> {
                 principal
             }
         };
-        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        // The cursor is bound to the order it was issued for, explicit or not.
+        let bound_input = OrdersListInput {
+            sort: Some(sort),
+            ..input.clone()
+        };
+        let pager = Pager::new(SPEC.name, &bound_input, &principal, &self.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
         let records = self.store.list_orders(&filter, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
@@ -127,29 +141,33 @@ impl<S: Store, A: Access> Tools<S, A> {
             .into_iter()
             .map(|r| present::order(r, Vec::new(), ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(summarize(orders, next_cursor, ctx))
+        Ok(summarize(orders, next_cursor, sort, ctx))
     }
 }
 
 fn summarize(
     orders: Vec<Order>,
     next_cursor: Option<String>,
+    sort: SortOrder,
     ctx: &CallContext,
 ) -> ToolOutput<OrdersListOutput> {
     let more = next_cursor.is_some();
-    let mut text = match (ctx.locale, orders.len()) {
-        ("fr", 0) => "Aucune commande ne correspond.".to_owned(),
-        ("fr", n) => format!("{n} commande(s), de la plus récente à la plus ancienne."),
-        (_, 0) => "No orders match.".to_owned(),
-        (_, n) => format!("{n} order(s), newest first."),
+    let oldest = sort.oldest_first();
+    let mut text = match (ctx.locale, orders.len(), oldest) {
+        ("fr", 0, _) => "Aucune commande ne correspond.".to_owned(),
+        ("fr", n, false) => format!("{n} commande(s), de la plus récente à la plus ancienne."),
+        ("fr", n, true) => format!("{n} commande(s), de la plus ancienne à la plus récente."),
+        (_, 0, _) => "No orders match.".to_owned(),
+        (_, n, false) => format!("{n} order(s), newest first."),
+        (_, n, true) => format!("{n} order(s), oldest first."),
     };
-    for order in orders.iter().take(5) {
+    for order in orders.iter().take(SUMMARY_ORDERS) {
         text.push_str(&format!(
             "\n- {} ({}) · {} · {} · {} · {}",
             order.number,
             order.id,
             order.location_name,
-            order.status.as_str(),
+            order.status_label,
             order.total.display,
             order.created_at
         ));

@@ -22,7 +22,7 @@ pub const SPEC: ToolSpec = ToolSpec {
 given name; reserved to Chataigne platform administrators. `idempotency_key` (8 to 255 \
 characters) is new per intended organization; a retry with the same key and arguments returns \
 the first result with `meta.replayed: true` and creates nothing twice. Returns the new \
-`organization_id` (the one chataigne_location_create takes), its name and creation time (ISO \
+organization's `id` (the `organization_id` chataigne_location_create takes), its name and creation time (ISO \
 8601, UTC).",
     scope: "admin.organizations.create",
     kind: ToolKind::Write,
@@ -45,7 +45,10 @@ pub struct OrganizationCreateInput {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CreatedOrganization {
-    pub organization_id: String,
+    /// Organization ID, e.g. "org_01…".
+    /// Results recorded before the one id convention replay as they were.
+    #[serde(alias = "organization_id")]
+    pub id: String,
     pub name: String,
     /// ISO 8601, UTC.
     pub created_at: String,
@@ -55,6 +58,9 @@ pub struct CreatedOrganization {
 pub struct OrganizationCreateOutput {
     pub organization: CreatedOrganization,
 }
+
+/// Longest organization or location name, in characters.
+pub const NAME_MAX_CHARS: usize = 120;
 
 /// A name of 1 to `max` characters, not only spaces.
 pub(crate) fn check_name(field: &str, value: &str, max: usize) -> Result<(), DomainError> {
@@ -87,13 +93,13 @@ impl<S: Store, A: Access> Tools<S, A> {
         input: OrganizationCreateInput,
         ctx: &CallContext,
     ) -> Result<Written<OrganizationCreateOutput>, DomainError> {
-        check_name("name", &input.name, 120)?;
+        check_name("name", &input.name, NAME_MAX_CHARS)?;
         check_key(&input.idempotency_key)?;
         let principal = self.platform_admin(ctx, SPEC.scope).await?;
         let id = format!("org_{}", uuid::Uuid::now_v7().simple());
         let name = input.name.trim().to_owned();
         let organization = CreatedOrganization {
-            organization_id: id.clone(),
+            id: id.clone(),
             name: name.clone(),
             created_at: crate::present::timestamp(ctx.now_ms, "UTC"),
         };

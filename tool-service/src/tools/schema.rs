@@ -35,8 +35,16 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
-fn generate<T: JsonSchema>(inline: bool) -> Value {
-    let generator = SchemaSettings::draft2020_12()
+/// The schema of `T` as deserialized (inputs) or as serialized (outputs:
+/// fields filled only when presented are part of it).
+fn generate<T: JsonSchema>(inline: bool, output: bool) -> Value {
+    let settings = SchemaSettings::draft2020_12();
+    let settings = if output {
+        settings.for_serialize()
+    } else {
+        settings
+    };
+    let generator = settings
         .with(|settings| settings.inline_subschemas = inline)
         .into_generator();
     let mut schema = generator.into_root_schema_for::<T>().to_value();
@@ -53,7 +61,7 @@ fn generate<T: JsonSchema>(inline: bool) -> Value {
 /// `null` in types or enums, which the function-declaration subsets of
 /// model hosts refuse) and only standard formats.
 pub fn schema_of<T: JsonSchema>() -> Value {
-    let mut schema = generate::<T>(true);
+    let mut schema = generate::<T>(true, false);
     walk(&mut schema, &mut |node| {
         standard_formats(node);
         without_null(node);
@@ -66,15 +74,29 @@ pub fn schema_of<T: JsonSchema>() -> Value {
     schema
 }
 
+/// Values an argument's listed schema offers, when fewer than it accepts:
+/// (argument, values).
+pub type Offered = [(&'static str, Vec<&'static str>)];
+
 /// The input schema as listed to clients: [`schema_of`] without the keywords
 /// of the validation that the function-declaration subset of model hosts
-/// lacks (`uniqueItems`); the tool-service still validates arguments against
-/// the full schema.
-pub fn listed_input_schema(validated: &Value) -> Value {
+/// lacks (`uniqueItems`), and with only the `offered` values of the
+/// arguments that have some (e.g. the statuses an order can move to); the
+/// tool-service still validates arguments against the full schema and
+/// answers the other values itself with what is allowed.
+pub fn listed_input_schema(validated: &Value, offered: &Offered) -> Value {
     let mut listed = validated.clone();
     walk(&mut listed, &mut |node| {
         node.remove("uniqueItems");
     });
+    for (argument, values) in offered {
+        if let Some(Value::Object(property)) = listed
+            .get_mut("properties")
+            .and_then(|properties| properties.get_mut(*argument))
+        {
+            property.insert("enum".into(), json!(values));
+        }
+    }
     listed
 }
 
@@ -146,18 +168,24 @@ fn without_null(node: &mut Map<String, Value>) {
 /// (`data`, `meta` and its fields); what the fields mean is said once, in the
 /// tool's description, and by the payload itself (labels and display strings
 /// beside codes, units in field names), so field descriptions and the
-/// `required` lists inside `data` are left out to keep `tools/list` small
+/// `required` lists inside `data` and `meta` (and `minimum: 0` on counts)
+/// are left out to keep `tools/list` small
 /// (SPEC: under 48 KiB for the 20 tools of a manager). Types used more
 /// than once (money, statuses, …) are shared definitions under `$defs`
 /// instead of repeated inline; the others are inlined.
 pub fn output_schema_of<T: JsonSchema>() -> Value {
-    let mut data = generate::<T>(false);
+    let mut data = generate::<T>(false, true);
     let mut defs = match data.as_object_mut().and_then(|o| o.remove("$defs")) {
         Some(Value::Object(defs)) => defs,
         _ => Map::new(),
     };
     let mut structure_only = |node: &mut Map<String, Value>| {
         standard_formats(node);
+        // Counts are never negative; saying so to a reader of the result
+        // adds nothing.
+        if node.get("minimum") == Some(&json!(0)) {
+            node.remove("minimum");
+        }
         if node.get("description").is_some_and(Value::is_string) {
             node.remove("description");
         }
@@ -180,8 +208,7 @@ pub fn output_schema_of<T: JsonSchema>() -> Value {
                     "next_cursor": {"type": "string"},
                     "truncated": {"type": "boolean"},
                     "replayed": {"type": "boolean"}
-                },
-                "required": ["request_id", "truncated", "replayed"]
+                }
             }
         },
         "required": ["data", "meta"]
@@ -259,15 +286,23 @@ fn inline_single_use(schema: &mut Value, defs: &mut Map<String, Value>) {
 /// A compiled input validator (format checks on, no remote references).
 pub struct InputValidator {
     validator: jsonschema::Validator,
+    /// The values listed for arguments that offer fewer than they accept.
+    offered: HashMap<String, Vec<&'static str>>,
 }
 
 impl InputValidator {
-    pub fn new(schema: &Value) -> anyhow::Result<InputValidator> {
+    pub fn new(schema: &Value, offered: &Offered) -> anyhow::Result<InputValidator> {
         let validator = jsonschema::options()
             .should_validate_formats(true)
             .build(schema)
             .map_err(|e| anyhow::anyhow!("invalid tool schema: {e}"))?;
-        Ok(InputValidator { validator })
+        Ok(InputValidator {
+            validator,
+            offered: offered
+                .iter()
+                .map(|(argument, values)| ((*argument).to_owned(), values.clone()))
+                .collect(),
+        })
     }
 
     /// Field violations of `arguments`, each naming the field, the rule and,
@@ -280,7 +315,17 @@ impl InputValidator {
             .take(10)
             .map(|error| {
                 let path = error.instance_path().to_string();
-                violation(path.trim_start_matches('/').replace('/', "."), error.kind())
+                let field = path.trim_start_matches('/').replace('/', ".");
+                match (error.kind(), self.offered.get(&field)) {
+                    // The values the listed schema offers, not every one accepted.
+                    (jsonschema::error::ValidationErrorKind::Enum { .. }, Some(values)) => {
+                        FieldViolation {
+                            description: format!("must be one of: {}", values.join(", ")),
+                            field,
+                        }
+                    }
+                    (kind, _) => violation(field, kind),
+                }
             })
             .collect();
         if violations.is_empty() {
@@ -415,7 +460,7 @@ mod tests {
     }
 
     fn violations(arguments: Value) -> Vec<FieldViolation> {
-        let validator = InputValidator::new(&schema_of::<Input>()).unwrap();
+        let validator = InputValidator::new(&schema_of::<Input>(), &[]).unwrap();
         match validator.check(&arguments) {
             Err(DomainError::InvalidArguments(violations)) => violations,
             other => panic!("{other:?}"),
@@ -445,7 +490,7 @@ mod tests {
         assert_eq!(schema["$defs"]["Money"]["type"], "object", "{schema}");
         assert_eq!(data["properties"]["total"]["$ref"], "#/$defs/Money");
         assert!(!schema.to_string().contains("uint64"), "{schema}");
-        assert_eq!(data["properties"]["count"]["minimum"], 0);
+        assert!(data["properties"]["count"].get("minimum").is_none());
         assert!(!schema.to_string().contains("description"), "{schema}");
         assert_eq!(schema["required"], json!(["data", "meta"]));
         assert!(data.get("required").is_none());

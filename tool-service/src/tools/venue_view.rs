@@ -7,8 +7,10 @@ use serde::de::DeserializeOwned;
 
 use super::{CallContext, Tools};
 use crate::access::{Access, Principal};
+use crate::domain::labels::labels_of;
 use crate::domain::settings_sections::{
-    DeliverySettingsStored, LoyaltySettingsStored, OrderSettingsStored, ReferralSettingsStored,
+    AiSettings, DeliverySettingsStored, LoyaltySettingsStored, NotificationSettings, OpeningHours,
+    OrderSettingsStored, PaymentMethodSettings, ReferralSettingsStored,
 };
 use crate::domain::{
     Availability, CatalogItem, Discount, DiscountKind, DiscountStatus, DomainError, IntakeStatus,
@@ -125,6 +127,8 @@ pub(super) fn discount(
         }
     };
     Ok(Discount {
+        kind_label: kind.label(locale).to_owned(),
+        status_label: status.label(locale).to_owned(),
         in_force: in_force(status, record.starts_at_ms, record.ends_at_ms, now_ms),
         organization_wide: record.location_id.is_none(),
         starts_at: record
@@ -153,6 +157,7 @@ pub(super) fn integration(
     let health = IntegrationHealth::from_stored(&record.health)
         .ok_or_else(|| corrupt("health", &record.health))?;
     Ok(Integration {
+        kind_label: kind.label(locale).to_owned(),
         health_label: health.label(locale).to_owned(),
         organization_wide: record.location_id.is_none(),
         last_sync_at: record.last_sync_at_ms.map(|ms| timestamp(ms, timezone)),
@@ -184,13 +189,27 @@ pub(super) fn settings(
             SettingsSection::Order => {
                 out.order = Some(body::<OrderSettingsStored>(record)?.present(currency, locale));
             }
-            SettingsSection::OpeningHours => out.opening_hours = Some(body(record)?),
+            SettingsSection::OpeningHours => {
+                let mut hours: OpeningHours = body(record)?;
+                for day in &mut hours.days {
+                    day.weekday_label = day.weekday.label(locale).to_owned();
+                }
+                out.opening_hours = Some(hours);
+            }
             SettingsSection::Delivery => {
                 out.delivery =
                     Some(body::<DeliverySettingsStored>(record)?.present(currency, locale));
             }
-            SettingsSection::PaymentMethods => out.payment_methods = Some(body(record)?),
-            SettingsSection::Ai => out.ai = Some(body(record)?),
+            SettingsSection::PaymentMethods => {
+                let mut methods: PaymentMethodSettings = body(record)?;
+                methods.method_labels = labels_of(&methods.methods, locale);
+                out.payment_methods = Some(methods);
+            }
+            SettingsSection::Ai => {
+                let mut ai: AiSettings = body(record)?;
+                ai.tone_label = ai.tone.label(locale).to_owned();
+                out.ai = Some(ai);
+            }
             SettingsSection::Loyalty => {
                 out.loyalty =
                     Some(body::<LoyaltySettingsStored>(record)?.present(currency, locale));
@@ -199,7 +218,11 @@ pub(super) fn settings(
                 out.referrals =
                     Some(body::<ReferralSettingsStored>(record)?.present(currency, locale));
             }
-            SettingsSection::Notifications => out.notifications = Some(body(record)?),
+            SettingsSection::Notifications => {
+                let mut notifications: NotificationSettings = body(record)?;
+                notifications.channel_labels = labels_of(&notifications.channels, locale);
+                out.notifications = Some(notifications);
+            }
         }
     }
     out.location_id = location.id;

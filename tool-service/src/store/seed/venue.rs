@@ -122,6 +122,7 @@ fn opening_hours(french: bool) -> OpeningHours {
             };
             DayHours {
                 weekday,
+                weekday_label: String::new(),
                 closed: periods.is_empty(),
                 periods,
             }
@@ -197,10 +198,12 @@ fn settings(
             ]
         },
         cash_on_delivery: rng.percent(40),
+        method_labels: Vec::new(),
     };
     let ai = AiSettings {
         assistant_enabled: true,
         tone: *rng.pick(&[AiTone::Friendly, AiTone::Professional, AiTone::Concise]),
+        tone_label: String::new(),
         languages,
         takes_orders: rng.percent(60),
         handoff_to_staff: true,
@@ -226,6 +229,7 @@ fn settings(
         daily_summary: true,
         sold_out_alerts: rng.percent(80),
         review_alerts: rng.percent(50),
+        channel_labels: Vec::new(),
     };
     let updated = spec.now_ms - rng.range(1, 60) * DAY_MS;
     let sections = [

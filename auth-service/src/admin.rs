@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::app::AuthApp;
 use crate::error::AuthError;
 use crate::model::{UserStatus, now_ms, split_scopes};
-use crate::store::{NewClient, NewMembership, NewSession};
+use crate::store::{ClientConsent, NewClient, NewMembership, NewSession};
 use crate::tokens::{Claims, TokenKind};
 
 const MAX_ID_LEN: usize = 128;
@@ -138,6 +138,9 @@ impl AuthApp {
             )
             .await?;
 
+        // Reads this replica's signing key state too: a key retired by
+        // another replica or the admin command is replaced before signing.
+        self.core().live_state(&session.id, None).await?;
         let access_token = self.core().tokens().sign(
             TokenKind::Access,
             &Claims {
@@ -186,6 +189,33 @@ impl AuthApp {
     pub async fn revoke_session(&self, session_id: &str) -> Result<(), AuthError> {
         let store = self.core().store();
         found(store.revoke_session(session_id, now_ms()).await?, "session")
+    }
+
+    /// Ends every current session of `user_id` (through `client_id` only,
+    /// when given) with their refresh tokens, and for all clients the user's
+    /// sign-in on the consent page: every token of those sessions is refused
+    /// from the next call. Returns the number of sessions ended.
+    pub async fn revoke_user_sessions(
+        &self,
+        user_id: &str,
+        client_id: Option<&str>,
+    ) -> Result<u64, AuthError> {
+        check_id("user_id", user_id)?;
+        let store = self.core().store();
+        found(store.user_exists(user_id).await?, "user")?;
+        if let Some(client_id) = client_id {
+            found(store.client_exists(client_id).await?, "client")?;
+        }
+        Ok(store
+            .revoke_user_sessions(user_id, client_id, now_ms())
+            .await?)
+    }
+
+    /// The consents of `user_id`, by client id (revoked ones included).
+    pub async fn consents(&self, user_id: &str) -> Result<Vec<ClientConsent>, AuthError> {
+        let store = self.core().store();
+        found(store.user_exists(user_id).await?, "user")?;
+        Ok(store.user_consents(user_id).await?)
     }
 
     /// Enables or disables an OAuth client.

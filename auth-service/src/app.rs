@@ -17,7 +17,7 @@ use crate::metrics::{AuthMetrics, Scrape};
 use crate::model::{Access, Authenticated, Principal};
 use crate::oauth::OAuthServer;
 use crate::tokens::Tokens;
-use crate::{grpc, http, http_log, keys, seed, store};
+use crate::{grpc, http, keys, seed, store};
 
 /// The listeners the service serves on, bound by the caller.
 pub struct Listeners {
@@ -109,15 +109,29 @@ impl AuthApp {
         let http_addr = listeners.http.local_addr()?;
         tracing::info!(grpc = %grpc_addr, http = %http_addr, issuer = %self.issuer(), "auth-service serving");
         let metrics = self.inner.metrics.clone();
+        let config = &self.inner.config;
         let grpc = grpc::serve(
             self.inner.core.clone(),
             metrics.clone(),
+            &config.grpc_server,
             listeners.grpc,
             shutdown.clone(),
         );
-        let router = http::router(self.inner.http.clone()).layer(
-            axum::middleware::from_fn_with_state(metrics.clone(), http_log::observe),
+        let router = http::stack::public(
+            http::router(self.inner.http.clone()),
+            &config.http,
+            metrics.clone(),
         );
+        let connections = config.http.connections.clone();
+        let proxies: Vec<ipnet::IpNet> = config
+            .oauth
+            .rate_limits
+            .trusted_proxies
+            .iter()
+            .copied()
+            .map(chataigne_common::http_server::canonical_net)
+            .collect();
+        let observed = metrics.clone();
         let scrape = Arc::new(Scrape {
             metrics,
             core: self.inner.core.clone(),
@@ -149,12 +163,25 @@ impl AuthApp {
             }
         });
         let http = async move {
-            // The peer address feeds the sign-in and token endpoint limits.
-            let router = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
-            axum::serve(listeners.http, router)
-                .with_graceful_shutdown(shutdown)
-                .await
-                .context("HTTP server")
+            // Connection discipline at accept; every request carries the
+            // socket peer (`ConnectInfo<SocketAddr>`), which feeds the
+            // sign-in and token endpoint limits. Trusted proxies are held to
+            // the total connection cap only.
+            let admission = chataigne_common::http_server::Direct::new(move |ip| {
+                proxies.iter().any(|net| net.contains(&ip))
+            });
+            let observer: chataigne_common::http_server::Observer =
+                Arc::new(move |reason| observed.connection_closed(reason));
+            chataigne_common::http_server::serve(
+                listeners.http,
+                connections,
+                admission,
+                router,
+                observer,
+                shutdown,
+            )
+            .await
+            .context("HTTP server")
         };
         let served = tokio::try_join!(grpc, http, exposition);
         reloader.abort();

@@ -1,9 +1,11 @@
-//! Typed configuration of the auth-service (listeners, issuer, database,
-//! token lifetimes), with defaults for embedded mode and a validation pass
-//! run at start-up.
+//! Typed configuration of the auth-service (listeners and their limits,
+//! issuer, database, token lifetimes), with defaults for embedded mode and
+//! a validation pass run at start-up.
 
 use std::net::SocketAddr;
 
+pub use chataigne_common::grpc_server::GrpcServerLimits;
+pub use chataigne_common::http_server::ConnectionLimits;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +37,11 @@ pub struct Config {
     pub oauth: OAuthConfig,
     /// Encryption at rest of the signing keys.
     pub keys: KeysConfig,
+    /// The public HTTP listener (the authorization server): connection
+    /// discipline and request bounds.
+    pub http: HttpServerConfig,
+    /// Limits of the gRPC server (AuthService).
+    pub grpc_server: GrpcServerLimits,
 }
 
 /// The authorization server's endpoints and policies.
@@ -56,8 +63,14 @@ pub struct OAuthConfig {
     pub dynamic_registration: bool,
     /// Accept `https://` client ids naming a Client ID Metadata Document.
     pub client_metadata_documents: bool,
-    /// Also accept `http://` metadata document URLs on loopback (tests only).
+    /// Also accept `http://` metadata document URLs on loopback, and fetch
+    /// from loopback addresses (tests only).
     pub client_metadata_allow_http_loopback: bool,
+    /// Networks a metadata document may be fetched from although they are
+    /// not public (development only). Empty: public addresses only, checked
+    /// after DNS resolution (no loopback, private, link-local, shared,
+    /// documentation or reserved ranges, nor the cloud metadata addresses).
+    pub client_metadata_allowed_networks: Vec<ipnet::IpNet>,
     /// How long a fetched metadata document is reused.
     pub client_metadata_cache_secs: u64,
     /// Tests only: `/authorize` signs this user in and approves without a
@@ -73,6 +86,50 @@ pub struct OAuthConfig {
     /// How long revoked sessions and tokens, and spent codes, are kept
     /// (reuse of a spent code still revokes its session meanwhile).
     pub revoked_retention_secs: u64,
+    /// Which clients may receive write scopes (seed 002: trusted clients only).
+    pub client_trust: ClientTrustConfig,
+}
+
+/// The trust policy of write scopes. A client this policy does not trust is
+/// refused write scopes at `/authorize` (`invalid_scope`), and its refreshes
+/// and client-credentials tokens never carry one; its consent page marks it
+/// as unverified unless it was registered by an operator.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClientTrustConfig {
+    /// Clients an operator registered (`clients add`, the demo seed) are trusted.
+    pub registered_clients: bool,
+    /// Further trusted client ids, e.g. the metadata document URL of a
+    /// product whose publisher the operator has checked.
+    pub trusted_client_ids: Vec<String>,
+}
+
+impl Default for ClientTrustConfig {
+    fn default() -> Self {
+        ClientTrustConfig {
+            registered_clients: true,
+            trusted_client_ids: Vec::new(),
+        }
+    }
+}
+
+impl ClientTrustConfig {
+    /// Whether the client `client_id` of `origin` (`registered`, `dynamic`
+    /// or `metadata`) may receive write scopes.
+    pub fn trusts(&self, client_id: &str, origin: &str) -> bool {
+        (self.registered_clients && origin == "registered")
+            || self.trusted_client_ids.iter().any(|id| id == client_id)
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.trusted_client_ids
+                .iter()
+                .all(|id| !id.is_empty() && id.len() <= 2048 && !id.chars().any(char::is_control)),
+            "oauth.client_trust.trusted_client_ids entries must be client ids (1 to 2048 printable characters)"
+        );
+        Ok(())
+    }
 }
 
 /// At most `max` events per `per_secs` seconds, in bursts of up to `max`
@@ -98,9 +155,13 @@ impl Limit {
     }
 }
 
-/// Brute-force limits of the authorization server, counted in process (per
-/// replica). The client address is the socket peer, or behind
+/// Brute-force limits of the authorization server, counted in Redis when
+/// `redis.url` is set (one quota for every replica) and in process
+/// otherwise (embedded mode; and as the fallback while Redis does not
+/// answer). The client address is the socket peer, or behind
 /// `trusted_proxies` the first untrusted `X-Forwarded-For` hop from the right.
+/// Every failure budget is keyed by something the requester controls (its
+/// address, the account it tries): nobody spends another user's budget.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RateLimitConfig {
@@ -113,11 +174,82 @@ pub struct RateLimitConfig {
     pub sign_in_failures_per_account: Limit,
     /// `/token`, `/revoke` and `/register` requests per client address.
     pub token_per_address: Limit,
-    /// Failed `/token` and `/revoke` requests (client authentication or
-    /// grant refused) per `client_id`.
-    pub token_failures_per_client: Limit,
+    /// Refused `/token` and `/revoke` requests per client address and the
+    /// `client_id` it names (a public client id is not a credential: a
+    /// flood from one address spends only that address's budget).
+    #[serde(alias = "token_failures_per_client")]
+    pub token_failures_per_address_and_client: Limit,
     /// `/register` requests per client address.
     pub register_per_address: Limit,
+    /// Where the counters live when shared by the replicas.
+    pub redis: LimitStoreConfig,
+}
+
+/// The Redis the replicas share their limit counters in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitStoreConfig {
+    /// `redis://…` (may hold a password). Absent: counters in process, per
+    /// replica.
+    #[serde(serialize_with = "serialize_optional_secret")]
+    pub url: Option<SecretString>,
+    /// Prefix of every key, so that deployments can share a server.
+    pub key_prefix: String,
+    /// HMAC-SHA256 key under which addresses, accounts and client ids are
+    /// hashed into key names (at least 32 bytes, the same on every
+    /// replica). Required with `url`.
+    #[serde(serialize_with = "serialize_optional_secret")]
+    pub key_secret: Option<SecretString>,
+    /// Bound on connecting.
+    pub connect_timeout_ms: u64,
+    /// Bound on one command's answer.
+    pub response_timeout_ms: u64,
+}
+
+impl Default for LimitStoreConfig {
+    fn default() -> Self {
+        LimitStoreConfig {
+            url: None,
+            key_prefix: "chataigne-auth".to_owned(),
+            key_secret: None,
+            connect_timeout_ms: 250,
+            response_timeout_ms: 250,
+        }
+    }
+}
+
+impl LimitStoreConfig {
+    fn validate(&self) -> anyhow::Result<()> {
+        let Some(url) = &self.url else {
+            return Ok(());
+        };
+        let url = url.expose_secret();
+        anyhow::ensure!(
+            url.starts_with("redis://") && redis::Client::open(url).is_ok(),
+            "oauth.rate_limits.redis.url must be a redis:// URL"
+        );
+        anyhow::ensure!(
+            self.key_secret
+                .as_ref()
+                .is_some_and(|secret| secret.expose_secret().len() >= 32),
+            "oauth.rate_limits.redis.key_secret is required with oauth.rate_limits.redis.url: at least 32 bytes, the same on every replica"
+        );
+        anyhow::ensure!(
+            !self.key_prefix.is_empty()
+                && self.key_prefix.len() <= 64
+                && !self
+                    .key_prefix
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control()),
+            "oauth.rate_limits.redis.key_prefix must be 1 to 64 characters without spaces"
+        );
+        anyhow::ensure!(
+            (1..=10_000).contains(&self.connect_timeout_ms)
+                && (1..=10_000).contains(&self.response_timeout_ms),
+            "oauth.rate_limits.redis.connect_timeout_ms and response_timeout_ms must be between 1 and 10000"
+        );
+        Ok(())
+    }
 }
 
 impl Default for RateLimitConfig {
@@ -128,8 +260,9 @@ impl Default for RateLimitConfig {
             sign_in_per_address: Limit::new(30, 300),
             sign_in_failures_per_account: Limit::new(10, 900),
             token_per_address: Limit::new(300, 60),
-            token_failures_per_client: Limit::new(30, 300),
+            token_failures_per_address_and_client: Limit::new(30, 300),
             register_per_address: Limit::new(20, 3600),
+            redis: LimitStoreConfig::default(),
         }
     }
 }
@@ -140,9 +273,10 @@ impl RateLimitConfig {
         self.sign_in_failures_per_account
             .validate("sign_in_failures_per_account")?;
         self.token_per_address.validate("token_per_address")?;
-        self.token_failures_per_client
-            .validate("token_failures_per_client")?;
-        self.register_per_address.validate("register_per_address")
+        self.token_failures_per_address_and_client
+            .validate("token_failures_per_address_and_client")?;
+        self.register_per_address.validate("register_per_address")?;
+        self.redis.validate()
     }
 }
 
@@ -157,12 +291,14 @@ impl Default for OAuthConfig {
             dynamic_registration: false,
             client_metadata_documents: true,
             client_metadata_allow_http_loopback: false,
+            client_metadata_allowed_networks: Vec::new(),
             client_metadata_cache_secs: 300,
             auto_approve_user_for_tests: String::new(),
             rate_limits: RateLimitConfig::default(),
             cleanup_interval_secs: 300,
             cleanup_batch_size: 500,
             revoked_retention_secs: 24 * 3600,
+            client_trust: ClientTrustConfig::default(),
         }
     }
 }
@@ -217,6 +353,7 @@ impl OAuthConfig {
             "oauth.revoked_retention_secs must be at most a year"
         );
         self.rate_limits.validate()?;
+        self.client_trust.validate()?;
         if !self.auto_approve_user_for_tests.is_empty() {
             anyhow::ensure!(
                 is_loopback_http(issuer),
@@ -306,6 +443,8 @@ impl Default for Config {
             key_reload_secs: 60,
             oauth: OAuthConfig::default(),
             keys: KeysConfig::default(),
+            http: HttpServerConfig::default(),
+            grpc_server: GrpcServerLimits::default(),
         }
     }
 }
@@ -390,6 +529,10 @@ impl Config {
             "key_reload_secs must be between 1 and 3600"
         );
         self.keys.validate(url)?;
+        self.http.validate()?;
+        self.grpc_server
+            .validate("grpc_server")
+            .map_err(anyhow::Error::msg)?;
         self.oauth.validate(&self.resolved_issuer())
     }
 
@@ -401,6 +544,56 @@ impl Config {
         } else {
             self.issuer.trim_end_matches('/').to_owned()
         }
+    }
+}
+
+/// The authorization server's public HTTP listener and the bounds of each
+/// request (`http/stack.rs` applies them).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpServerConfig {
+    /// Header and body read timeouts, idle timeout, head bounds, connection
+    /// caps (per client address: the socket peer; connections from
+    /// `oauth.rate_limits.trusted_proxies` are held to the total only),
+    /// HTTP/2 limits.
+    pub connections: ConnectionLimits,
+    /// Bound of a whole request, body included: 503 past it.
+    pub request_timeout_ms: u64,
+    /// Largest request body: 413 past it.
+    pub max_body_bytes: usize,
+    /// Requests handled at once; past it 503 with `Retry-After` at once.
+    pub max_concurrent_requests: usize,
+}
+
+impl Default for HttpServerConfig {
+    fn default() -> Self {
+        HttpServerConfig {
+            connections: ConnectionLimits::default(),
+            request_timeout_ms: 30_000,
+            max_body_bytes: 64 * 1024,
+            max_concurrent_requests: 256,
+        }
+    }
+}
+
+impl HttpServerConfig {
+    fn validate(&self) -> anyhow::Result<()> {
+        self.connections
+            .validate("http.connections")
+            .map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(
+            self.request_timeout_ms > self.connections.body_read_timeout_ms,
+            "http.request_timeout_ms must exceed http.connections.body_read_timeout_ms"
+        );
+        anyhow::ensure!(
+            (1..=16 * 1024 * 1024).contains(&self.max_body_bytes),
+            "http.max_body_bytes must be between 1 and 16777216"
+        );
+        anyhow::ensure!(
+            self.max_concurrent_requests > 0,
+            "http.max_concurrent_requests must be greater than zero"
+        );
+        Ok(())
     }
 }
 
@@ -477,6 +670,33 @@ mod tests {
                     c.oauth.auto_approve_user_for_tests = "usr_1".into();
                 }),
                 "auto_approve_user_for_tests",
+            ),
+            (
+                Box::new(|c| {
+                    c.oauth.rate_limits.redis.url =
+                        Some(SecretString::from("redis://127.0.0.1:6379"));
+                }),
+                "oauth.rate_limits.redis.key_secret",
+            ),
+            (
+                Box::new(|c| {
+                    c.oauth.rate_limits.redis.url = Some(SecretString::from("memcached://x"));
+                    c.oauth.rate_limits.redis.key_secret = Some(SecretString::from("k".repeat(32)));
+                }),
+                "oauth.rate_limits.redis.url",
+            ),
+            (
+                Box::new(|c| {
+                    c.oauth
+                        .rate_limits
+                        .token_failures_per_address_and_client
+                        .max = 0;
+                }),
+                "token_failures_per_address_and_client",
+            ),
+            (
+                Box::new(|c| c.oauth.client_trust.trusted_client_ids = vec![String::new()]),
+                "oauth.client_trust.trusted_client_ids",
             ),
         ];
         for (mutate, field) in cases {
@@ -574,6 +794,43 @@ mod tests {
             Some(both.as_str())
         );
         assert!(config.validate().is_ok());
+    }
+
+    #[test]
+    fn shared_limits_need_a_key_secret_and_old_names_still_load() {
+        let env = vec![
+            (
+                "CHATAIGNE_OAUTH__RATE_LIMITS__REDIS__URL".to_owned(),
+                "redis://127.0.0.1:6379".to_owned(),
+            ),
+            (
+                "CHATAIGNE_OAUTH__RATE_LIMITS__REDIS__KEY_SECRET".to_owned(),
+                "s".repeat(40),
+            ),
+        ];
+        let config: Config =
+            chataigne_common::config::load_from_env(&Config::default(), None, env).unwrap();
+        assert!(config.validate().is_ok());
+        assert!(!format!("{config:?}").contains(&"s".repeat(40)));
+        // The budget's former name is still read.
+        let old: RateLimitConfig =
+            serde_json::from_str(r#"{"token_failures_per_client": {"max": 7, "per_secs": 60}}"#)
+                .unwrap();
+        assert_eq!(old.token_failures_per_address_and_client, Limit::new(7, 60));
+    }
+
+    #[test]
+    fn registered_clients_are_trusted_by_default_and_listed_ones_always() {
+        let trust = ClientTrustConfig::default();
+        assert!(trust.trusts("my-app", "registered"));
+        assert!(!trust.trusts("https://app.example/c.json", "metadata"));
+        assert!(!trust.trusts("dyn_x", "dynamic"));
+        let listed = ClientTrustConfig {
+            registered_clients: false,
+            trusted_client_ids: vec!["https://app.example/c.json".into()],
+        };
+        assert!(listed.trusts("https://app.example/c.json", "metadata"));
+        assert!(!listed.trusts("my-app", "registered"));
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! The three operations of the AuthService, independent of any transport:
 //! authenticate an access token, authorize one permission on one target, and
-//! resolve the tenants where a permission is held. Every call reads live state.
+//! resolve the tenants where a permission is held. Every call reads live
+//! state, the state of the signing keys included: a token whose key was
+//! retired or deleted (by any replica or the admin command) is refused at
+//! the next request, and a replica whose own signing key was retired
+//! reloads its keys before it signs anything.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -10,9 +14,9 @@ use chataigne_common::grants::{self, Grants, Membership, Refusal, TenantAccess};
 use crate::error::{AuthError, AuthFailure};
 use crate::key_encryption::KeyProtection;
 use crate::model::{Access, Authenticated, LiveState, Principal, now_ms};
-use crate::store::Store;
 use crate::store::oauth::ClientKind;
-use crate::tokens::{Claims, INTERNAL_AUDIENCE, TokenKind, Tokens};
+use crate::store::{KeyCheck, Store};
+use crate::tokens::{Claims, INTERNAL_AUDIENCE, TokenKind, Tokens, Verified};
 use crate::{keys, live};
 
 /// Least time between two key reloads triggered by an unknown `kid`.
@@ -27,14 +31,6 @@ pub struct Core {
     assertion_ttl_secs: i64,
     service_audience: String,
     last_reload: Mutex<Option<Instant>>,
-}
-
-/// Who an internal credential speaks for.
-enum Internal {
-    /// A principal assertion minted by `Authenticate`.
-    Assertion(Claims),
-    /// A service-account access token (`client_credentials`).
-    Service(Claims),
 }
 
 impl Core {
@@ -78,14 +74,53 @@ impl Core {
         token: &str,
         audience: &str,
         now_ms: i64,
-    ) -> Result<Claims, AuthError> {
-        if !self.tokens.knows_kid_of(token)
-            && self.reload_due()
-            && let Err(error) = self.reload_keys().await
-        {
-            tracing::warn!(%error, "reloading signing keys failed");
+    ) -> Result<Verified, AuthError> {
+        if !self.tokens.knows_kid_of(token) && self.reload_due() {
+            self.reload_or_warn().await;
         }
         Ok(self.tokens.verify(kind, token, audience, now_ms / 1000)?)
+    }
+
+    async fn reload_or_warn(&self) {
+        if let Err(error) = self.reload_keys().await {
+            tracing::warn!(%error, "reloading signing keys failed");
+        }
+    }
+
+    /// The live state behind `session_id`, with the state of the key that
+    /// signed the presented token (`token_kid`) and of this replica's signing
+    /// key. A signing key retired elsewhere is replaced (keys reloaded) before
+    /// the caller signs anything; a token whose key is retired or deleted is
+    /// refused by [`live::evaluate`], and the keys are reloaded (throttled) so
+    /// that this replica stops knowing that key.
+    pub async fn live_state(
+        &self,
+        session_id: &str,
+        token_kid: Option<&str>,
+    ) -> Result<Option<LiveState>, AuthError> {
+        let signing = self.tokens.keys();
+        let keys = KeyCheck {
+            token_kid,
+            signing_kid: signing.signing_kid(),
+        };
+        let state = self.store.live_state(session_id, keys).await?;
+        self.settle_keys(state.as_ref()).await;
+        Ok(state)
+    }
+
+    /// Reloads the keys when the live state says a key this replica still
+    /// holds was retired: at once for its signing key, throttled for a
+    /// presented token's key.
+    async fn settle_keys(&self, state: Option<&LiveState>) {
+        let Some(state) = state else {
+            return;
+        };
+        if !state.signing_key_active {
+            tracing::info!("this replica's signing key was retired; reloading signing keys");
+            self.reload_or_warn().await;
+        } else if !state.token_key_active && self.reload_due() {
+            self.reload_or_warn().await;
+        }
     }
 
     fn reload_due(&self) -> bool {
@@ -121,10 +156,10 @@ impl Core {
         resource: &str,
     ) -> Result<Authenticated, AuthError> {
         let now = now_ms();
-        let claims = self
+        let Verified { claims, kid } = self
             .verify(TokenKind::Access, access_token, resource, now)
             .await?;
-        let state = self.store.live_state(&claims.sid).await?;
+        let state = self.live_state(&claims.sid, Some(&kid)).await?;
         require_kind(state.as_ref(), false)?;
         let principal = live::evaluate(state.as_ref(), &claims, now)?;
         let grants = self.live_grants(&principal).await?;
@@ -163,15 +198,21 @@ impl Core {
         location_id: Option<&str>,
     ) -> Result<Principal, AuthError> {
         let now = now_ms();
-        let (claims, service) = self.verify_internal(assertion, now).await?;
+        let (Verified { claims, kid }, service) = self.verify_internal(assertion, now).await?;
+        let signing = self.tokens.keys();
+        let keys = KeyCheck {
+            token_kid: Some(&kid),
+            signing_kid: signing.signing_kid(),
+        };
         let found = self
             .store
-            .live_state_with_grant(&claims.sid, permission, organization_id, location_id)
+            .live_state_with_grant(&claims.sid, permission, organization_id, location_id, keys)
             .await?;
         let (state, granted) = match found {
             Some((state, granted)) => (Some(state), granted),
             None => (None, false),
         };
+        self.settle_keys(state.as_ref()).await;
         require_kind(state.as_ref(), service)?;
         let principal = live::evaluate(state.as_ref(), &claims, now)?;
         grants::decide(
@@ -224,8 +265,8 @@ impl Core {
         permission: &str,
     ) -> Result<Access, AuthError> {
         let now = now_ms();
-        let (claims, service) = self.verify_internal(assertion, now).await?;
-        let state = self.store.live_state(&claims.sid).await?;
+        let (Verified { claims, kid }, service) = self.verify_internal(assertion, now).await?;
+        let state = self.live_state(&claims.sid, Some(&kid)).await?;
         require_kind(state.as_ref(), service)?;
         let principal = live::evaluate(state.as_ref(), &claims, now)?;
         require_scope(&principal, permission)?;
@@ -254,14 +295,14 @@ impl Core {
 
     /// Verifies the credential an internal caller presents: a principal
     /// assertion, or a service-account access token for the service audience.
-    /// Returns the claims and whether it is a service-account token.
+    /// Returns the verified token and whether it is a service-account token.
     async fn verify_internal(
         &self,
         credential: &str,
         now_ms: i64,
-    ) -> Result<(Claims, bool), AuthError> {
-        let verified = match Tokens::claimed_kind(credential) {
-            Some(TokenKind::Access) => Internal::Service(
+    ) -> Result<(Verified, bool), AuthError> {
+        Ok(match Tokens::claimed_kind(credential) {
+            Some(TokenKind::Access) => (
                 self.verify(
                     TokenKind::Access,
                     credential,
@@ -269,15 +310,13 @@ impl Core {
                     now_ms,
                 )
                 .await?,
+                true,
             ),
-            _ => Internal::Assertion(
+            _ => (
                 self.verify(TokenKind::Assertion, credential, INTERNAL_AUDIENCE, now_ms)
                     .await?,
+                false,
             ),
-        };
-        Ok(match verified {
-            Internal::Assertion(claims) => (claims, false),
-            Internal::Service(claims) => (claims, true),
         })
     }
 }

@@ -28,11 +28,13 @@ const MAX_ID_LEN: usize = 128;
 /// Longest caller request id written to the log.
 const MAX_REQUEST_ID_LEN: usize = 64;
 
-/// Serves the AuthService and the standard health service on `listener`
-/// until `shutdown` resolves.
+/// Serves the AuthService and the standard health service on `listener`,
+/// behind the shared gRPC server stack under `limits`, until `shutdown`
+/// resolves.
 pub async fn serve(
     core: Arc<Core>,
     metrics: Arc<AuthMetrics>,
+    limits: &chataigne_common::grpc_server::GrpcServerLimits,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
@@ -45,7 +47,9 @@ pub async fn serve(
     });
     // grpc.health.v1: SERVING from here, NOT_SERVING once shutdown starts.
     let (health, shutdown) = chataigne_common::grpc_health::serving_until(shutdown).await;
-    tonic::transport::Server::builder()
+    // The stack every Chataigne gRPC server declares (HTTP/2 limits, the
+    // caller's deadline, load shedding past the concurrency limit), then:
+    chataigne_common::grpc_server::builder(limits)
         // One span per RPC, child of the caller's W3C trace context.
         .trace_fn(chataigne_common::trace_context::server_span("auth-service"))
         .add_service(health)

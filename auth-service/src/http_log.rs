@@ -10,6 +10,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::StatusCode;
+use tracing::Instrument;
 
 use crate::metrics::{AuthMetrics, OAuthErrorCode};
 
@@ -28,9 +29,13 @@ pub async fn observe(
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |path| path.as_str().to_owned());
     let method = request.method().clone();
-    let response = next.run(request).await;
+    // The request's HTTP server span (its log line carries its trace ids).
+    let span = chataigne_common::trace_context::http_server_span(&method, Some(&path));
+    let response = next.run(request).instrument(span.clone()).await;
     let took = started.elapsed();
     let status = response.status();
+    chataigne_common::trace_context::record_http_status(&span, status);
+    let _in_span = span.enter();
     let oauth_error = response
         .extensions()
         .get::<OAuthErrorCode>()
@@ -82,6 +87,8 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let server = tokio::spawn(async move { axum::serve(listener, router).await });
+        // The process-wide TLS provider the service installs at start.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let client = reqwest::Client::new();
         for path in [LOGIN_PATH, "/token?code=canary-secret", "/nowhere"] {
             client.post(format!("{base}{path}")).send().await.unwrap();

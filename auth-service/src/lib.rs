@@ -25,7 +25,10 @@ mod tokens;
 pub use admin::{IssueTokenRequest, IssuedToken};
 pub use admin_oauth::{NewClientRequest, RegisteredClient, migrate};
 pub use app::{AuthApp, Listeners, run};
-pub use config::{Config, DatabaseConfig, KeysConfig, Limit, OAuthConfig, RateLimitConfig};
+pub use config::{
+    ClientTrustConfig, Config, DatabaseConfig, KeysConfig, Limit, LimitStoreConfig, OAuthConfig,
+    RateLimitConfig,
+};
 pub use error::{AuthError, AuthFailure};
 pub use grpc::to_status;
 pub use http::{
@@ -35,6 +38,6 @@ pub use http::{
 pub use key_encryption::generate_kek;
 pub use model::{Access, Authenticated, Principal, UserStatus};
 pub use seed::DEMO_REDIRECT_URIS;
-pub use store::StoreError;
 pub use store::oauth::{ClientKind, ClientRecord, KeyInfo, Purged};
+pub use store::{ClientConsent, StoreError};
 pub use tokens::INTERNAL_AUDIENCE;

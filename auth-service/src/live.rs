@@ -1,6 +1,7 @@
-//! The live checks applied on every call: the session, user, client and
-//! consent behind a verified token must still allow it, and the effective
-//! scopes are the token's scopes still covered by the consent.
+//! The live checks applied on every call: the key that signed the token is
+//! still active, and the session, user, client and consent behind it must
+//! still allow it; the effective scopes are the token's scopes still covered
+//! by the consent.
 
 use crate::error::AuthFailure;
 use crate::model::{LiveState, Principal, UserStatus, split_scopes};
@@ -13,7 +14,8 @@ pub fn evaluate(
     now_ms: i64,
 ) -> Result<Principal, AuthFailure> {
     let state = state.ok_or(AuthFailure::SessionRevoked)?;
-    if state.user_id != claims.sub || state.client_id != claims.client_id {
+    if !state.token_key_active || state.user_id != claims.sub || state.client_id != claims.client_id
+    {
         return Err(AuthFailure::TokenInvalid);
     }
     if state.session_revoked || state.session_expires_at_ms <= now_ms {
@@ -62,6 +64,8 @@ mod tests {
             client_kind: "public".into(),
             consent_scopes: Some("orders.read catalog.read".into()),
             consent_revoked: false,
+            token_key_active: true,
+            signing_key_active: true,
         }
     }
 
@@ -127,6 +131,10 @@ mod tests {
         );
         assert_eq!(
             check(&|s| s.user_id = "other".into()),
+            Some(AuthFailure::TokenInvalid)
+        );
+        assert_eq!(
+            check(&|s| s.token_key_active = false),
             Some(AuthFailure::TokenInvalid)
         );
     }

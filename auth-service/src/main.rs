@@ -1,6 +1,8 @@
 //! The auth-service binary: serves (default), or runs one administration
 //! command against the configured database — `migrate` (used by the
-//! deployment's migration job), `clients`, `keys`, `users`, `memberships`.
+//! deployment's migration job), `clients`, `keys`, `users`, `memberships`,
+//! `consents`, `sessions`. Every change is read live by every replica: it
+//! takes effect at the next request.
 
 use std::path::PathBuf;
 
@@ -37,6 +39,12 @@ enum Command {
     /// Memberships (users and service accounts).
     #[command(subcommand)]
     Memberships(MembershipsCommand),
+    /// Users' consents to clients.
+    #[command(subcommand)]
+    Consents(ConsentsCommand),
+    /// Users' sessions (their access and refresh tokens).
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -76,8 +84,11 @@ enum KeysCommand {
     /// Add a signing key that signs from now on; old keys keep verifying.
     Rotate,
     List,
-    /// Stop accepting tokens signed with this key.
+    /// Stop accepting tokens signed with this key (at the next request, on
+    /// every replica).
     Retire {
+        /// A key id from `keys list`; it may start with `-`.
+        #[arg(allow_hyphen_values = true)]
         kid: String,
     },
 }
@@ -91,6 +102,33 @@ enum UsersCommand {
         user_id: String,
         #[arg(long, env = "CHATAIGNE_NEW_PASSWORD", hide_env_values = true)]
         password: String,
+    },
+    /// Make the user a platform admin (the admin scopes still need consent).
+    GrantAdmin { user_id: String },
+    /// Withdraw the user's platform-admin role.
+    ClearAdmin { user_id: String },
+}
+
+#[derive(Subcommand)]
+enum ConsentsCommand {
+    /// The user's consents: client id, active or revoked, scopes.
+    List { user_id: String },
+    /// Withdraw the user's consent to the client.
+    Revoke {
+        user_id: String,
+        #[arg(long)]
+        client: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionsCommand {
+    /// End the user's sessions (through one client with --client), their
+    /// refresh tokens and, for all clients, the sign-in of the consent page.
+    Revoke {
+        user_id: String,
+        #[arg(long)]
+        client: Option<String>,
     },
 }
 
@@ -224,6 +262,27 @@ async fn administer(app: &AuthApp, command: Command) -> anyhow::Result<()> {
         }
         Command::Users(UsersCommand::SetPassword { user_id, password }) => {
             app.set_user_password(&user_id, &password).await?;
+        }
+        Command::Users(UsersCommand::GrantAdmin { user_id }) => {
+            app.set_platform_admin(&user_id, true).await?;
+        }
+        Command::Users(UsersCommand::ClearAdmin { user_id }) => {
+            app.set_platform_admin(&user_id, false).await?;
+        }
+        Command::Consents(ConsentsCommand::List { user_id }) => {
+            for consent in app.consents(&user_id).await? {
+                let state = if consent.revoked { "revoked" } else { "active" };
+                println!("{}\t{state}\t{}", consent.client_id, consent.scopes);
+            }
+        }
+        Command::Consents(ConsentsCommand::Revoke { user_id, client }) => {
+            app.revoke_consent(&user_id, &client).await?;
+        }
+        Command::Sessions(SessionsCommand::Revoke { user_id, client }) => {
+            let ended = app
+                .revoke_user_sessions(&user_id, client.as_deref())
+                .await?;
+            println!("sessions_ended={ended}");
         }
         Command::Memberships(MembershipsCommand::Add {
             user_id,

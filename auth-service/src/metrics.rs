@@ -1,4 +1,5 @@
-//! The auth-service's Prometheus metrics: gRPC latency by RPC and outcome
+//! The auth-service's Prometheus metrics: build info and process metrics,
+//! gRPC latency by RPC and outcome
 //! code, authentication and authorization failures by reason, OAuth HTTP
 //! requests and their `error` codes, sign-in failures, and the database pool
 //! read at scrape time. Served on `metrics_listen` when configured.
@@ -27,6 +28,7 @@ pub struct AuthMetrics {
     http_duration: HistogramVec,
     oauth_errors: IntCounterVec,
     sign_in_failures: IntCounter,
+    connections_closed: IntCounterVec,
     pool: PoolGauges,
 }
 
@@ -48,6 +50,7 @@ pub fn failure_reason(error: &AuthError) -> Option<&'static str> {
 impl AuthMetrics {
     pub fn new() -> prometheus::Result<AuthMetrics> {
         let registry = Registry::new();
+        metrics::register_process_and_build_info(&registry, "chataigne_auth")?;
         Ok(AuthMetrics {
             rpc_duration: metrics::histogram(
                 &registry,
@@ -78,13 +81,21 @@ impl AuthMetrics {
                 "chataigne_auth_sign_in_failures_total",
                 "Sign-in attempts refused (unknown email or wrong password).",
             )?,
+            connections_closed: metrics::counter_vec(
+                &registry,
+                "chataigne_auth_http_connections_closed_total",
+                "HTTP connections closed by the connection discipline (caps, header timeout), by reason.",
+                &["reason"],
+            )?,
             pool: PoolGauges::register(&registry, "chataigne_auth")?,
             registry,
         })
     }
 
-    /// One gRPC call; a refusal is also counted by reason.
+    /// One gRPC call; a refusal is also counted by reason. The outcome also
+    /// goes on the RPC's span (`rpc.grpc.status_code`, `error.type`).
     pub fn rpc(&self, rpc: &'static str, outcome: &str, error: Option<&AuthError>, took: Duration) {
+        chataigne_common::trace_context::record_outcome(outcome);
         self.rpc_duration
             .with_label_values(&[rpc, outcome])
             .observe(took.as_secs_f64());
@@ -105,6 +116,12 @@ impl AuthMetrics {
 
     pub fn sign_in_failure(&self) {
         self.sign_in_failures.inc();
+    }
+
+    /// An HTTP connection closed by the connection discipline (a fixed
+    /// reason of `chataigne_common::http_server`).
+    pub fn connection_closed(&self, reason: &'static str) {
+        self.connections_closed.with_label_values(&[reason]).inc();
     }
 
     /// The text exposition (pool gauges as last set).

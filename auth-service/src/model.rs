@@ -64,6 +64,11 @@ pub struct LiveState {
     /// Space-separated consented scopes; `None` when there is no consent row.
     pub consent_scopes: Option<String>,
     pub consent_revoked: bool,
+    /// The presented token's signing key is stored and not retired (true
+    /// when no token was presented).
+    pub token_key_active: bool,
+    /// The key this replica signs with is stored and not retired.
+    pub signing_key_active: bool,
 }
 
 /// One membership granting a permission.

@@ -13,7 +13,8 @@ use crate::keys::KeyRing;
 
 /// Audience of principal assertions.
 pub const INTERNAL_AUDIENCE: &str = "chataigne-internal";
-/// Clock skew tolerated on `exp` and `iat`.
+/// Clock skew tolerated on `exp`, `nbf` and `iat`: a token is refused from
+/// 5 s after its `exp`, and until 5 s before its `nbf` (when it has one).
 const LEEWAY_SECS: u64 = 5;
 
 /// Which kind of token is signed or expected.
@@ -57,6 +58,13 @@ pub struct Claims {
     pub grants: Option<chataigne_common::grants::Grants>,
 }
 
+/// A verified token: its claims and the `kid` of the key that signed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub claims: Claims,
+    pub kid: String,
+}
+
 /// Signs and verifies tokens with this process's keys for one issuer. The key
 /// ring is replaced as a whole when keys are rotated or reloaded.
 pub struct Tokens {
@@ -71,7 +79,7 @@ impl Tokens {
         let mut template = Validation::new(Algorithm::ES256);
         template.leeway = LEEWAY_SECS;
         template.validate_exp = true;
-        template.validate_nbf = false;
+        template.validate_nbf = true;
         template.set_issuer(&[&issuer]);
         template.set_required_spec_claims(&["exp", "iat", "iss", "aud", "sub"]);
         let mut assertion_validation = template.clone();
@@ -133,14 +141,15 @@ impl Tokens {
     }
 
     /// Verifies a token of `kind`: algorithm, `typ`, key, signature, `iss`,
-    /// `aud` (= `audience` for access tokens), `exp` and `iat`.
+    /// `aud` (= `audience` for access tokens), `exp` and `iat`. Whether the
+    /// key is still active in the store is the live pass's question.
     pub fn verify(
         &self,
         kind: TokenKind,
         token: &str,
         audience: &str,
         now_secs: i64,
-    ) -> Result<Claims, AuthFailure> {
+    ) -> Result<Verified, AuthFailure> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| AuthFailure::TokenInvalid)?;
         if header.alg != Algorithm::ES256
             || !header
@@ -151,11 +160,8 @@ impl Tokens {
             return Err(AuthFailure::TokenInvalid);
         }
         let keys = self.keys();
-        let key = header
-            .kid
-            .as_deref()
-            .and_then(|kid| keys.decoding_key(kid))
-            .ok_or(AuthFailure::TokenInvalid)?;
+        let kid = header.kid.ok_or(AuthFailure::TokenInvalid)?;
+        let key = keys.decoding_key(&kid).ok_or(AuthFailure::TokenInvalid)?;
         let access_validation;
         let validation = match kind {
             TokenKind::Assertion => &self.assertion_validation,
@@ -182,7 +188,7 @@ impl Tokens {
         if claims.iat > now_secs + leeway || claims.sid.is_empty() || claims.client_id.is_empty() {
             return Err(AuthFailure::TokenInvalid);
         }
-        Ok(claims)
+        Ok(Verified { claims, kid })
     }
 }
 
@@ -227,7 +233,8 @@ mod tests {
         let verified = tokens
             .verify(TokenKind::Access, &token, RESOURCE, now())
             .unwrap();
-        assert_eq!(verified.sub, "usr_1");
+        assert_eq!(verified.claims.sub, "usr_1");
+        assert_eq!(verified.kid, tokens.keys().signing_kid());
     }
 
     #[test]
@@ -283,6 +290,39 @@ mod tests {
         assert_eq!(
             tokens.verify(TokenKind::Access, "not.a.jwt", RESOURCE, now()),
             Err(AuthFailure::TokenInvalid)
+        );
+    }
+
+    #[test]
+    fn a_token_not_valid_yet_is_refused_beyond_the_leeway() {
+        let tokens = tokens();
+        let with_nbf = |nbf: i64| {
+            let keys = tokens.keys();
+            let mut header = Header::new(Algorithm::ES256);
+            header.typ = Some("at+jwt".to_owned());
+            header.kid = Some(keys.signing_kid().to_owned());
+            let mut body = serde_json::to_value(claims(RESOURCE, 7200)).unwrap();
+            body["nbf"] = nbf.into();
+            jsonwebtoken::encode(&header, &body, keys.encoding_key()).unwrap()
+        };
+        let in_an_hour = with_nbf(now() + 3600);
+        assert_eq!(
+            tokens
+                .verify(TokenKind::Access, &in_an_hour, RESOURCE, now())
+                .map(|_| ()),
+            Err(AuthFailure::TokenInvalid)
+        );
+        let within_leeway = with_nbf(now() + 2);
+        assert!(
+            tokens
+                .verify(TokenKind::Access, &within_leeway, RESOURCE, now())
+                .is_ok()
+        );
+        let past = with_nbf(now() - 60);
+        assert!(
+            tokens
+                .verify(TokenKind::Access, &past, RESOURCE, now())
+                .is_ok()
         );
     }
 }

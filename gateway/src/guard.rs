@@ -1,31 +1,33 @@
-//! What surrounds one tool call: the per client × user × tool rate limit, then
-//! the idempotency cache for tools that take an `idempotency_key`, then the
-//! backend call, then the cache entry settled (result stored or lock freed).
+//! What surrounds one tool call: the per client × user × tool rate limit,
+//! then the backend call.
+//!
+//! Tools that take an `idempotency_key` get nothing more here: the gateway
+//! never answers a replay, a mismatch or an "in progress" itself. Those
+//! answers depend on who may still act on the target (its real owner, the
+//! caller's membership and role there), which only the tool-service resolves;
+//! it gives them from its durable record (written in the same transaction as
+//! the effect) *after* the same live authorization as a fresh call. So a
+//! removed membership is refused at the next request whatever the key, and
+//! exactly-once needs no second store: the tool-service's record, in-flight
+//! set and database locks decide alone. A cache here would save one hop on a
+//! retry (a replay through the tool-service costs about as much as a small
+//! write) at the price of answering before that check.
 //!
 //! Store failures: the rate limit fails open (the call is served, a warning
-//! and a counter record it); the idempotency cache is bypassed and the call
-//! goes on to the tool-service, whose database record decides (replay,
-//! mismatch or in progress), so Redis being down never causes a second effect.
+//! and a counter record it).
 
 use std::time::Duration;
 
 use chataigne_common::codes::DecodedStatus;
 use chataigne_common::{Category, ErrorCode};
-use serde_json::{Map, Value};
 
 use crate::auth::Principal;
 use crate::call::{self, CallInput, gateway_failure};
 use crate::catalog::Tool;
 use crate::counters::{Dependency, Limit, Store};
 use crate::envelope::Success;
-use crate::idempotency::{Begin, Cached};
 use crate::rate_limit::{self, Decision};
 use crate::state::AppState;
-
-/// Suggested wait before retrying an operation still in progress.
-const IN_PROGRESS_RETRY: Duration = Duration::from_secs(1);
-/// How long the in-progress lock outlives the write deadline.
-const LOCK_MARGIN: Duration = Duration::from_secs(5);
 
 fn with_retry(code: ErrorCode, retry_after: Duration) -> DecodedStatus {
     DecodedStatus {
@@ -34,12 +36,11 @@ fn with_retry(code: ErrorCode, retry_after: Duration) -> DecodedStatus {
     }
 }
 
-/// Calls `tool` under the rate limit and, when it takes one, its idempotency key.
+/// Calls `tool` under the rate limit.
 pub async fn call(
     state: &AppState,
     principal: &Principal,
     tool: &Tool,
-    arguments: &Map<String, Value>,
     input: CallInput<'_>,
 ) -> Result<Success, DecodedStatus> {
     let limits = &state.config.rate_limits;
@@ -63,59 +64,9 @@ pub async fn call(
             tracing::warn!(store = "rate_limit", %error, "store unavailable: call served without a limit check");
         }
     }
-
-    let claim = if tool.idempotent {
-        state.hasher.claim(
-            &principal.client_id,
-            &principal.user_id,
-            &tool.name,
-            arguments,
-        )
-    } else {
-        None
-    };
-    let Some(claim) = claim else {
-        return counted(state, call::call(&state.backends.tools, tool, input).await);
-    };
-    let held = match state
-        .idempotency
-        .begin(&claim, input.deadline + LOCK_MARGIN)
-        .await
-    {
-        Ok(Begin::Acquired) => true,
-        Ok(Begin::Replay(cached)) => {
-            state.metrics.idempotency_replay();
-            return Ok(Success::from_cache(cached));
-        }
-        Ok(Begin::Mismatch) => return Err(gateway_failure(ErrorCode::IdempotencyMismatch)),
-        Ok(Begin::InProgress) => {
-            return Err(with_retry(
-                ErrorCode::OperationInProgress,
-                IN_PROGRESS_RETRY,
-            ));
-        }
-        Err(error) => {
-            state.metrics.served_without(Store::Idempotency);
-            tracing::warn!(store = "idempotency", %error, "store unavailable: the tool-service's record decides");
-            false
-        }
-    };
     let outcome = counted(state, call::call(&state.backends.tools, tool, input).await);
-    if held {
-        let ttl = Duration::from_secs(state.config.idempotency.replay_ttl_secs);
-        let settled = match &outcome {
-            Ok(success) => {
-                state
-                    .idempotency
-                    .complete(&claim, &success.to_cache(), ttl)
-                    .await
-            }
-            Err(_) => state.idempotency.release(&claim).await,
-        };
-        if let Err(error) = settled {
-            state.metrics.dependency_error(Dependency::Redis);
-            tracing::warn!(store = "idempotency", %error, "cache entry not settled; it expires by itself");
-        }
+    if tool.idempotent && outcome.as_ref().is_ok_and(|success| success.replayed) {
+        state.metrics.idempotency_replay();
     }
     outcome
 }
@@ -135,27 +86,4 @@ fn counted(
         state.metrics.dependency_error(Dependency::ToolService);
     }
     outcome
-}
-
-impl Success {
-    fn to_cache(&self) -> Cached {
-        Cached {
-            data_json: self.data.get().to_owned(),
-            text: self.text.clone(),
-            next_cursor: self.next_cursor.clone(),
-            truncated: self.truncated,
-        }
-    }
-
-    /// A cached result, replayed.
-    fn from_cache(cached: Cached) -> Success {
-        let data = serde_json::value::RawValue::from_string(cached.data_json).unwrap_or_default();
-        Success {
-            data,
-            text: cached.text,
-            next_cursor: cached.next_cursor,
-            truncated: cached.truncated,
-            replayed: true,
-        }
-    }
 }

@@ -26,7 +26,9 @@ fn document(endpoint: &Endpoint, authorization_server: Option<&str>) -> Response
     let body = Document {
         resource: &endpoint.resource,
         authorization_servers: authorization_server.into_iter().collect(),
-        scopes_supported: chataigne_common::scopes::all().collect(),
+        // Public scopes only: the platform-admin ones are documented in the
+        // protected admin area alone (seed 002).
+        scopes_supported: chataigne_common::scopes::public().collect(),
         bearer_methods_supported: ["header"],
         resource_name: "Chataigne",
     };

@@ -1,6 +1,6 @@
 //! What every request handler shares: configuration, resolved endpoints,
-//! backend clients, the tool catalogue cache and the rate-limit and
-//! idempotency stores.
+//! backend clients, the tool catalogue cache and the rate-limit store (the
+//! gateway keeps no idempotency state: see `guard.rs`).
 
 use std::sync::Arc;
 
@@ -9,7 +9,6 @@ use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::counters::Metrics;
 use crate::endpoints::Endpoints;
-use crate::idempotency::{Hasher, IdempotencyCache};
 use crate::rate_limit::RateLimiter;
 
 pub struct AppState {
@@ -19,9 +18,6 @@ pub struct AppState {
     pub catalog: Catalog,
     /// Rate limits (Redis or in-process).
     pub limiter: RateLimiter,
-    /// Idempotency replay cache and in-progress locks (Redis or in-process).
-    pub idempotency: IdempotencyCache,
-    pub hasher: Hasher,
     pub metrics: Metrics,
 }
 

@@ -1,6 +1,8 @@
 //! `/authorize` and its two forms: validate the request, sign the browser
 //! in (password form), show the consent page, and hand the code (or the
-//! refusal) back to the client.
+//! refusal) back to the client. Each form's CSRF token is bound to the
+//! browser's CSRF cookie, to its sign-in session (consent) and to the
+//! authorization request it carries (`oauth::login::csrf_token`).
 
 use axum::extract::{Form, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -12,6 +14,7 @@ use crate::oauth::login::{csrf_token, csrf_valid};
 use crate::oauth::{AuthorizationRequest, ValidatedRequest, secrets};
 
 use super::limits::{ClientAddress, retry_after_secs};
+use super::page::ClientView;
 use super::{Shared, cookies, page};
 
 /// The sign-in form.
@@ -85,11 +88,30 @@ async fn validated(
 }
 
 /// The CSRF cookie of the request, or a new one to set.
-fn csrf_cookie(headers: &HeaderMap) -> Result<(String, bool), crate::error::AuthError> {
-    match cookies::get(headers, cookies::CSRF) {
+fn csrf_cookie(
+    state: &Shared,
+    headers: &HeaderMap,
+) -> Result<(String, bool), crate::error::AuthError> {
+    match cookies::get(headers, names(state).csrf) {
         Some(existing) if existing.len() <= 128 => Ok((existing.to_owned(), false)),
         _ => secrets::generate().map(|fresh| (fresh, true)),
     }
+}
+
+fn names(state: &Shared) -> cookies::Names {
+    cookies::names(state.secure_cookies)
+}
+
+/// The sign-in session cookie of the request (bounded), if any.
+fn session_cookie<'a>(state: &Shared, headers: &'a HeaderMap) -> Option<&'a str> {
+    cookies::get(headers, names(state).session).filter(|value| value.len() <= 128)
+}
+
+fn form_expired() -> Response {
+    page::error(
+        StatusCode::FORBIDDEN,
+        "The form has expired. Start again from the application.",
+    )
 }
 
 fn with_cookie(mut response: Response, cookie: Option<HeaderValue>) -> Response {
@@ -106,24 +128,30 @@ async fn page_for(
     request: &AuthorizationRequest,
     validated: &ValidatedRequest,
 ) -> Response {
-    let (csrf, fresh) = match csrf_cookie(headers) {
+    let (csrf, fresh) = match csrf_cookie(state, headers) {
         Ok(found) => found,
         Err(error) => return super::error_response(&error),
     };
     let set_csrf = fresh
-        .then(|| cookies::set(cookies::CSRF, &csrf, 3600, state.secure_cookies))
+        .then(|| cookies::set(names(state).csrf, &csrf, 3600, state.secure_cookies))
         .flatten();
-    let user = match cookies::get(headers, cookies::SESSION) {
+    let session = session_cookie(state, headers);
+    let user = match session {
         Some(session) => match state.oauth.signed_in_user(session).await {
             Ok(user) => user,
             Err(error) => return super::error_response(&error),
         },
         None => None,
     };
-    let token = csrf_token(&csrf);
+    let client = ClientView::of(validated);
     let response = match user {
-        Some(_) => page::consent(request, &token, &validated.client.name, &validated.scopes),
-        None => page::sign_in(request, &token, &validated.client.name, false),
+        Some(_) => page::consent(
+            request,
+            &csrf_token(&csrf, session, request),
+            &client,
+            &validated.scopes,
+        ),
+        None => page::sign_in(request, &csrf_token(&csrf, None, request), &client, false),
     };
     with_cookie(response, set_csrf)
 }
@@ -155,33 +183,29 @@ pub async fn login(
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
-    if !csrf_valid(cookies::get(&headers, cookies::CSRF), &form.csrf) {
-        return page::error(
-            StatusCode::FORBIDDEN,
-            "The form has expired. Start again from the application.",
-        );
+    // The sign-in form is shown before there is a session: its token is
+    // bound to the CSRF cookie and the request only.
+    let csrf = cookies::get(&headers, names(&state).csrf);
+    if !csrf_valid(csrf, None, &form.request, &form.csrf) {
+        return form_expired();
     }
     let validated = match validated(&state, &form.request).await {
         Ok(validated) => validated,
         Err(response) => return response,
     };
+    let client = ClientView::of(&validated);
     let limited = |wait| {
         tracing::info!(
             retry_after_secs = retry_after_secs(wait),
             "sign-in refused by a rate limit"
         );
-        page::sign_in_limited(
-            &form.request,
-            &form.csrf,
-            &validated.client.name,
-            retry_after_secs(wait),
-        )
+        page::sign_in_limited(&form.request, &form.csrf, &client, retry_after_secs(wait))
     };
-    if let Err(wait) = state.limits.sign_in_attempt(address.as_ref()) {
+    if let Err(wait) = state.limits.sign_in_attempt(address.as_ref()).await {
         return limited(wait);
     }
     let account = state.limits.account(&form.email);
-    if let Err(wait) = state.limits.account_allowed(&account) {
+    if let Err(wait) = state.limits.account_allowed(&account).await {
         return limited(wait);
     }
     match state.oauth.sign_in(&form.email, &form.password).await {
@@ -189,14 +213,19 @@ pub async fn login(
             let query = serde_urlencoded_request(&form.request);
             let response = see_other(&format!("{}?{query}", super::AUTHORIZE_PATH));
             let max_age = state.oauth.config().browser_session_ttl_secs;
-            let cookie = cookies::set(cookies::SESSION, &session, max_age, state.secure_cookies);
+            let cookie = cookies::set(
+                names(&state).session,
+                &session,
+                max_age,
+                state.secure_cookies,
+            );
             with_cookie(response, cookie)
         }
         Ok(None) => {
             // The failure that spends the account's quota is still answered
             // as a failure; the next attempts are refused before any check.
-            let _ = state.limits.sign_in_failed(&account);
-            page::sign_in(&form.request, &form.csrf, &validated.client.name, true)
+            let _ = state.limits.sign_in_failed(&account).await;
+            page::sign_in(&form.request, &form.csrf, &client, true)
         }
         Err(error) => super::error_response(&error),
     }
@@ -208,17 +237,19 @@ pub async fn consent(
     headers: HeaderMap,
     Form(form): Form<ConsentForm>,
 ) -> Response {
-    if !csrf_valid(cookies::get(&headers, cookies::CSRF), &form.csrf) {
-        return page::error(
-            StatusCode::FORBIDDEN,
-            "The form has expired. Start again from the application.",
-        );
+    // Bound to this browser's CSRF cookie, its sign-in session and this
+    // request: a pair taken from another browser or for another request
+    // does not verify.
+    let csrf = cookies::get(&headers, names(&state).csrf);
+    let session = session_cookie(&state, &headers);
+    if !csrf_valid(csrf, session, &form.request, &form.csrf) {
+        return form_expired();
     }
     let validated = match validated(&state, &form.request).await {
         Ok(validated) => validated,
         Err(response) => return response,
     };
-    let user = match cookies::get(&headers, cookies::SESSION) {
+    let user = match session {
         Some(session) => match state.oauth.signed_in_user(session).await {
             Ok(user) => user,
             Err(error) => return super::error_response(&error),

@@ -1,10 +1,32 @@
 //! The authorization server's two browser cookies: the sign-in session and
-//! the CSRF secret. Both HttpOnly, SameSite=Lax, Secure on an https issuer.
+//! the CSRF secret. Both HttpOnly, SameSite=Lax, `Path=/`, no `Domain`; on an
+//! https issuer they are `Secure` and carry the `__Host-` prefix, so that no
+//! other host (a sibling subdomain) can set or overwrite them.
 
 use axum::http::{HeaderMap, HeaderValue, header};
 
-pub const SESSION: &str = "chataigne_as_session";
-pub const CSRF: &str = "chataigne_as_csrf";
+/// The cookie names of one issuer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Names {
+    pub session: &'static str,
+    pub csrf: &'static str,
+}
+
+/// The names on an https issuer (`secure`) or a plain http one (tests,
+/// local development: browsers refuse `__Host-` cookies without `Secure`).
+pub fn names(secure: bool) -> Names {
+    if secure {
+        Names {
+            session: "__Host-chataigne_as_session",
+            csrf: "__Host-chataigne_as_csrf",
+        }
+    } else {
+        Names {
+            session: "chataigne_as_session",
+            csrf: "chataigne_as_csrf",
+        }
+    }
+}
 
 /// The value of cookie `name` in the request, if present.
 pub fn get<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -34,21 +56,29 @@ mod tests {
 
     #[test]
     fn cookies_are_read_by_name_and_set_with_their_attributes() {
+        let plain = names(false);
         let mut headers = HeaderMap::new();
         headers.insert(
             header::COOKIE,
             HeaderValue::from_static("a=1; chataigne_as_csrf=xyz; b="),
         );
-        assert_eq!(get(&headers, CSRF), Some("xyz"));
+        assert_eq!(get(&headers, plain.csrf), Some("xyz"));
         assert_eq!(get(&headers, "b"), None);
-        assert_eq!(get(&headers, SESSION), None);
-        let cookie = set(SESSION, "v", 60, true).unwrap();
+        assert_eq!(get(&headers, plain.session), None);
+        let secure = names(true);
+        assert_eq!(get(&headers, secure.csrf), None, "not the __Host- cookie");
+        let cookie = set(secure.session, "v", 60, true).unwrap();
         let cookie = cookie.to_str().unwrap();
+        assert!(
+            cookie.starts_with("__Host-chataigne_as_session=v;"),
+            "{cookie}"
+        );
         for attribute in ["HttpOnly", "SameSite=Lax", "Secure", "Path=/", "Max-Age=60"] {
             assert!(cookie.contains(attribute), "{cookie}");
         }
+        assert!(!cookie.contains("Domain"), "{cookie}");
         assert!(
-            !set(SESSION, "v", 60, false)
+            !set(plain.session, "v", 60, false)
                 .unwrap()
                 .to_str()
                 .unwrap()

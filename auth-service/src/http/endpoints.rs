@@ -1,7 +1,8 @@
 //! The machine endpoints: `/token`, `/revoke` (RFC 7009) and `/register`
 //! (RFC 7591, when enabled). Client credentials come from HTTP Basic or the
 //! form; secrets are never logged. Each is limited per client address, and
-//! `/token` and `/revoke` also per `client_id` on refused requests.
+//! `/token` and `/revoke` also on refused requests per client address ×
+//! `client_id`: whoever floods a public client spends only their own budget.
 
 use axum::Json;
 use axum::extract::{Form, State};
@@ -15,63 +16,66 @@ use serde_json::json;
 use crate::error::{AuthError, OAuthCode};
 use crate::oauth::{RegistrationRequest, TokenRequest};
 
-use super::limits::{ClientAddress, HashedKey};
+use super::limits::{ClientAddress, Subject};
 use super::{Shared, error_response, no_store_json, rate_limited_response};
 
-/// Refusals that count against the client id: client authentication or the
-/// grant (code, refresh token) refused.
-fn counts_against_client(error: &AuthError) -> bool {
-    matches!(
+/// Refusals that count against the requester: every refusal of the
+/// request itself (client authentication, grant, scope, target, malformed
+/// request), not the server's own unavailability.
+fn counts_against_requester(error: &AuthError) -> bool {
+    !matches!(
         error,
-        AuthError::OAuth {
-            code: OAuthCode::InvalidClient | OAuthCode::InvalidGrant,
-            ..
-        }
+        AuthError::Unavailable(_) | AuthError::Internal(_) | AuthError::NotFound { .. }
     )
 }
 
-/// The hashed client id a request names (Basic first, then the form).
-fn client_key(
-    state: &Shared,
-    basic: Option<&crate::oauth::ClientCredentials>,
-    form: Option<&str>,
-) -> Option<HashedKey> {
+/// The client id a request names (Basic first, then the form); empty when none.
+fn named_client<'a>(
+    basic: Option<&'a crate::oauth::ClientCredentials>,
+    form: Option<&'a str>,
+) -> &'a str {
     basic
         .map(|credentials| credentials.client_id.as_str())
         .or(form)
-        .filter(|id| !id.is_empty())
-        .map(|id| state.limits.client(id))
+        .unwrap_or_default()
 }
 
-/// The address and client-id limits of `/token` and `/revoke`; the client's
-/// key when it has one.
-fn limited(
+/// The address and requester limits of `/token` and `/revoke`; the
+/// requester's subject when its address is known.
+async fn limited(
     state: &Shared,
     address: Option<&std::net::IpAddr>,
     headers: &HeaderMap,
     form_client_id: Option<&str>,
-) -> Result<(Option<crate::oauth::ClientCredentials>, Option<HashedKey>), Box<Response>> {
-    if let Err(wait) = state.limits.endpoint_request(address) {
+) -> Result<(Option<crate::oauth::ClientCredentials>, Option<Subject>), Box<Response>> {
+    if let Err(wait) = state.limits.endpoint_request(address).await {
         tracing::info!("token endpoint request refused by a rate limit");
         return Err(Box::new(rate_limited_response(wait)));
     }
-    let basic = basic(headers).map_err(|error| Box::new(error_response(&error)))?;
-    let client = client_key(state, basic.as_ref(), form_client_id);
-    if let Some(client) = &client
-        && let Err(wait) = state.limits.client_allowed(client)
+    let basic = basic(headers);
+    let client_id = match &basic {
+        Ok(basic) => named_client(basic.as_ref(), form_client_id),
+        Err(_) => form_client_id.unwrap_or_default(),
+    };
+    let requester = state.limits.token_requester(address, client_id);
+    if let Some(requester) = &requester
+        && let Err(wait) = state.limits.token_allowed(requester).await
     {
         tracing::info!("token endpoint request refused by a rate limit");
         return Err(Box::new(rate_limited_response(wait)));
     }
-    Ok((basic, client))
+    match basic {
+        Ok(basic) => Ok((basic, requester)),
+        Err(error) => Err(Box::new(refused(state, requester.as_ref(), &error).await)),
+    }
 }
 
-/// Counts a refusal against the client, then answers it.
-fn refused(state: &Shared, client: Option<&HashedKey>, error: &AuthError) -> Response {
-    if let Some(client) = client
-        && counts_against_client(error)
+/// Counts a refusal against the requester, then answers it.
+async fn refused(state: &Shared, requester: Option<&Subject>, error: &AuthError) -> Response {
+    if let Some(requester) = requester
+        && counts_against_requester(error)
     {
-        state.limits.client_failed(client);
+        state.limits.token_failed(requester).await;
     }
     error_response(error)
 }
@@ -113,12 +117,14 @@ pub async fn token(
     headers: HeaderMap,
     Form(request): Form<TokenRequest>,
 ) -> Response {
-    let (basic, client) = match limited(
+    let (basic, requester) = match limited(
         &state,
         address.as_ref(),
         &headers,
         request.client_id.as_deref(),
-    ) {
+    )
+    .await
+    {
         Ok(found) => found,
         Err(response) => return *response,
     };
@@ -127,7 +133,7 @@ pub async fn token(
             Ok(body) => no_store_json(StatusCode::OK, body),
             Err(_) => error_response(&AuthError::Internal("serializing a token response".into())),
         },
-        Err(error) => refused(&state, client.as_ref(), &error),
+        Err(error) => refused(&state, requester.as_ref(), &error).await,
     }
 }
 
@@ -147,12 +153,14 @@ pub async fn revoke(
     headers: HeaderMap,
     Form(form): Form<RevokeForm>,
 ) -> Response {
-    let (basic, client) = match limited(
+    let (basic, requester) = match limited(
         &state,
         address.as_ref(),
         &headers,
         form.client_id.as_deref(),
-    ) {
+    )
+    .await
+    {
         Ok(found) => found,
         Err(response) => return *response,
     };
@@ -167,7 +175,7 @@ pub async fn revoke(
         .await;
     match outcome {
         Ok(()) => no_store_json(StatusCode::OK, "{}".to_owned()),
-        Err(error) => refused(&state, client.as_ref(), &error),
+        Err(error) => refused(&state, requester.as_ref(), &error).await,
     }
 }
 
@@ -177,10 +185,10 @@ pub async fn register(
     ClientAddress(address): ClientAddress,
     Json(request): Json<RegistrationRequest>,
 ) -> Response {
-    let allowed = state
-        .limits
-        .endpoint_request(address.as_ref())
-        .and_then(|()| state.limits.registration(address.as_ref()));
+    let allowed = match state.limits.endpoint_request(address.as_ref()).await {
+        Ok(()) => state.limits.registration(address.as_ref()).await,
+        refused => refused,
+    };
     if let Err(wait) = allowed {
         tracing::info!("registration refused by a rate limit");
         return rate_limited_response(wait);

@@ -1,9 +1,16 @@
-//! Brute-force limits of the authorization server (`governor`, GCRA, in
-//! process: each replica counts on its own): sign-in attempts per client
-//! address and failed sign-ins per account, requests to `/token`, `/revoke`
-//! and `/register` per client address, failed token and revocation requests
-//! per `client_id`. Accounts and client ids are kept only as keyed hashes
-//! (HMAC-SHA256 under a per-process random key); client addresses as they are.
+//! Brute-force limits of the authorization server (GCRA): sign-in attempts
+//! per client address and failed sign-ins per account, requests to `/token`,
+//! `/revoke` and `/register` per client address, and refused token and
+//! revocation requests per client address × `client_id`. Every failure
+//! budget is keyed by what the requester controls: a flood spends its own
+//! address's budget, never another user's (a public `client_id` alone is
+//! not a key).
+//!
+//! With `oauth.rate_limits.redis` the counters live in Redis (`shared`), one
+//! quota for all replicas; otherwise, and while Redis does not answer, in
+//! process (`governor`). Keys are keyed hashes (HMAC-SHA256: under a
+//! per-process random key in process, under the configured shared secret in
+//! Redis), never the addresses, accounts or client ids themselves.
 //!
 //! The client address is the socket peer, unless that peer is a configured
 //! trusted proxy: then `X-Forwarded-For` is walked from the right and the
@@ -29,6 +36,10 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use ipnet::IpNet;
 
 use crate::config::{Limit, RateLimitConfig};
+
+mod shared;
+
+use shared::SharedLimits;
 
 /// Blocked keys kept at most; past this, the oldest-expiring are forgotten
 /// first (their limiter state still refuses them once more).
@@ -134,16 +145,25 @@ fn quota(limit: Limit) -> Quota {
         .allow_burst(max)
 }
 
+/// What one limit counts: its key in process and, when the counters are
+/// shared, in Redis.
+pub struct Subject {
+    local: HashedKey,
+    shared: Option<String>,
+}
+
 /// Every limit of the authorization server.
 pub struct Limits {
     enabled: bool,
     trusted_proxies: Vec<IpNet>,
     key: hmac::Key,
-    sign_in_per_address: Counter<IpAddr>,
+    shared: Option<SharedLimits>,
+    config: RateLimitConfig,
+    sign_in_per_address: Counter<HashedKey>,
     sign_in_failures_per_account: FailureCounter<HashedKey>,
-    token_per_address: Counter<IpAddr>,
-    token_failures_per_client: FailureCounter<HashedKey>,
-    register_per_address: Counter<IpAddr>,
+    token_per_address: Counter<HashedKey>,
+    token_failures: FailureCounter<HashedKey>,
+    register_per_address: Counter<HashedKey>,
 }
 
 impl Limits {
@@ -158,37 +178,68 @@ impl Limits {
                 .unwrap_or_default();
             secret[..16].copy_from_slice(&nanos.to_le_bytes());
         }
+        let shared = match SharedLimits::new(&config.redis) {
+            Ok(shared) => shared,
+            Err(error) => {
+                // Validation refuses such a configuration before this point.
+                tracing::error!(%error, "shared rate-limit store unusable: counting in process");
+                None
+            }
+        };
         Limits {
             enabled: config.enabled,
             trusted_proxies: config.trusted_proxies.iter().map(IpNet::trunc).collect(),
             key: hmac::Key::new(hmac::HMAC_SHA256, &secret),
+            shared,
+            config: config.clone(),
             sign_in_per_address: Counter::new(config.sign_in_per_address),
             sign_in_failures_per_account: FailureCounter::new(config.sign_in_failures_per_account),
             token_per_address: Counter::new(config.token_per_address),
-            token_failures_per_client: FailureCounter::new(config.token_failures_per_client),
+            token_failures: FailureCounter::new(config.token_failures_per_address_and_client),
             register_per_address: Counter::new(config.register_per_address),
         }
     }
 
-    fn hashed(&self, domain: &str, value: &str) -> HashedKey {
+    fn subject(&self, kind: &'static str, parts: &[&[u8]]) -> Subject {
         let mut context = hmac::Context::with_key(&self.key);
-        context.update(domain.as_bytes());
-        context.update(&[0]);
-        context.update(value.as_bytes());
+        context.update(kind.as_bytes());
+        for part in parts {
+            context.update(&[0]);
+            context.update(part);
+        }
         let tag = context.sign();
-        let mut out = [0u8; 32];
-        out.copy_from_slice(&tag.as_ref()[..32]);
-        out
+        let mut local = [0u8; 32];
+        local.copy_from_slice(&tag.as_ref()[..32]);
+        Subject {
+            local,
+            shared: self.shared.as_ref().map(|shared| shared.key(kind, parts)),
+        }
     }
 
-    /// The key of an account: its email trimmed and lower-cased, hashed.
-    pub fn account(&self, email: &str) -> HashedKey {
-        self.hashed("account", &email.trim().to_lowercase())
+    /// The subject of a client address.
+    fn address(&self, kind: &'static str, address: &IpAddr) -> Subject {
+        let bytes = match address.to_canonical() {
+            IpAddr::V4(v4) => v4.octets().to_vec(),
+            IpAddr::V6(v6) => v6.octets().to_vec(),
+        };
+        self.subject(kind, &[&bytes])
     }
 
-    /// The key of a client id, hashed.
-    pub fn client(&self, client_id: &str) -> HashedKey {
-        self.hashed("client", client_id)
+    /// The subject of an account: its email trimmed and lower-cased.
+    pub fn account(&self, email: &str) -> Subject {
+        self.subject("account", &[email.trim().to_lowercase().as_bytes()])
+    }
+
+    /// The subject of the token and revocation failures of a requester: its
+    /// client address and the `client_id` it names (empty when none). `None`
+    /// when the address is unknown (not served over a socket).
+    pub fn token_requester(&self, address: Option<&IpAddr>, client_id: &str) -> Option<Subject> {
+        let address = address?;
+        let bytes = match address.to_canonical() {
+            IpAddr::V4(v4) => v4.octets().to_vec(),
+            IpAddr::V6(v6) => v6.octets().to_vec(),
+        };
+        Some(self.subject("token_failure", &[&bytes, client_id.as_bytes()]))
     }
 
     /// The client address of a request from socket peer `peer`.
@@ -217,69 +268,123 @@ impl Limits {
         current
     }
 
-    fn counted<K: Hash + Eq + Clone>(
+    /// Counts one event of `subject` on `counter` (shared when configured).
+    async fn consume(
         &self,
-        counter: &Counter<K>,
-        key: Option<&K>,
+        counter: &Counter<HashedKey>,
+        limit: Limit,
+        subject: &Subject,
     ) -> Result<(), Duration> {
-        match key {
-            Some(key) if self.enabled => counter.check(key),
-            _ => Ok(()),
+        if !self.enabled {
+            return Ok(());
         }
+        if let (Some(shared), Some(key)) = (&self.shared, &subject.shared)
+            && let Some(decision) = shared.consume(key, limit).await
+        {
+            return decision;
+        }
+        counter.check(&subject.local)
+    }
+
+    async fn allowed(
+        &self,
+        counter: &FailureCounter<HashedKey>,
+        limit: Limit,
+        subject: &Subject,
+    ) -> Result<(), Duration> {
+        if !self.enabled {
+            return Ok(());
+        }
+        if let (Some(shared), Some(key)) = (&self.shared, &subject.shared)
+            && let Some(decision) = shared.peek(key, limit).await
+        {
+            return decision;
+        }
+        counter.check(&subject.local)
+    }
+
+    async fn failed(
+        &self,
+        counter: &FailureCounter<HashedKey>,
+        limit: Limit,
+        subject: &Subject,
+    ) -> Result<(), Duration> {
+        if !self.enabled {
+            return Ok(());
+        }
+        if let (Some(shared), Some(key)) = (&self.shared, &subject.shared)
+            && let Some(decision) = shared.fail(key, limit).await
+        {
+            return decision;
+        }
+        counter.failed(&subject.local)
     }
 
     /// One sign-in form post from `address`.
-    pub fn sign_in_attempt(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
-        self.counted(&self.sign_in_per_address, address)
+    pub async fn sign_in_attempt(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
+        let Some(address) = address else {
+            return Ok(());
+        };
+        let subject = self.address("sign_in", address);
+        let limit = self.config.sign_in_per_address;
+        self.consume(&self.sign_in_per_address, limit, &subject)
+            .await
     }
 
     /// Whether `account` may try to sign in now.
-    pub fn account_allowed(&self, account: &HashedKey) -> Result<(), Duration> {
-        if !self.enabled {
-            return Ok(());
-        }
-        self.sign_in_failures_per_account.check(account)
+    pub async fn account_allowed(&self, account: &Subject) -> Result<(), Duration> {
+        let limit = self.config.sign_in_failures_per_account;
+        self.allowed(&self.sign_in_failures_per_account, limit, account)
+            .await
     }
 
     /// A failed sign-in of `account`; `Err(wait)` when it is refused from now on.
-    pub fn sign_in_failed(&self, account: &HashedKey) -> Result<(), Duration> {
-        if !self.enabled {
-            return Ok(());
-        }
-        self.sign_in_failures_per_account.failed(account)
+    pub async fn sign_in_failed(&self, account: &Subject) -> Result<(), Duration> {
+        let limit = self.config.sign_in_failures_per_account;
+        self.failed(&self.sign_in_failures_per_account, limit, account)
+            .await
     }
 
     /// One `/token`, `/revoke` or `/register` request from `address`.
-    pub fn endpoint_request(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
-        self.counted(&self.token_per_address, address)
+    pub async fn endpoint_request(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
+        let Some(address) = address else {
+            return Ok(());
+        };
+        let subject = self.address("endpoint", address);
+        let limit = self.config.token_per_address;
+        self.consume(&self.token_per_address, limit, &subject).await
     }
 
     /// One `/register` request from `address`.
-    pub fn registration(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
-        self.counted(&self.register_per_address, address)
-    }
-
-    /// Whether `client` may use the token and revocation endpoints now.
-    pub fn client_allowed(&self, client: &HashedKey) -> Result<(), Duration> {
-        if !self.enabled {
+    pub async fn registration(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
+        let Some(address) = address else {
             return Ok(());
-        }
-        self.token_failures_per_client.check(client)
+        };
+        let subject = self.address("register", address);
+        let limit = self.config.register_per_address;
+        self.consume(&self.register_per_address, limit, &subject)
+            .await
     }
 
-    /// A refused token or revocation request of `client`.
-    pub fn client_failed(&self, client: &HashedKey) {
-        if self.enabled {
-            let _ = self.token_failures_per_client.failed(client);
-        }
+    /// Whether `requester` may use the token and revocation endpoints now.
+    pub async fn token_allowed(&self, requester: &Subject) -> Result<(), Duration> {
+        let limit = self.config.token_failures_per_address_and_client;
+        self.allowed(&self.token_failures, limit, requester).await
     }
 
-    /// Forgets keys whose limits are back to full (bounded memory).
+    /// A refused token or revocation request of `requester`.
+    pub async fn token_failed(&self, requester: &Subject) {
+        let limit = self.config.token_failures_per_address_and_client;
+        let _ = self.failed(&self.token_failures, limit, requester).await;
+    }
+
+    /// Forgets in-process keys whose limits are back to full (bounded
+    /// memory); shared keys expire in Redis by themselves.
     pub fn prune(&self) {
         self.sign_in_per_address.prune();
         self.sign_in_failures_per_account.prune();
         self.token_per_address.prune();
-        self.token_failures_per_client.prune();
+        self.token_failures.prune();
         self.register_per_address.prune();
     }
 }
@@ -380,48 +485,79 @@ mod tests {
     fn accounts_are_normalised_and_hashed() {
         let limits = Limits::new(&config());
         assert_eq!(
-            limits.account(" Camille@Example.com "),
-            limits.account("camille@example.com")
+            limits.account(" Camille@Example.com ").local,
+            limits.account("camille@example.com").local
         );
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
         assert_ne!(
-            limits.account("a@example.com"),
-            limits.client("a@example.com")
+            limits.account("a@example.com").local,
+            limits.address("account", &ip).local
+        );
+        assert!(
+            limits.account("a@example.com").shared.is_none(),
+            "in process"
         );
     }
 
-    #[test]
-    fn failures_block_an_account_after_the_quota_and_not_before() {
+    #[tokio::test]
+    async fn failures_block_an_account_after_the_quota_and_not_before() {
         let limits = Limits::new(&config());
         let account = limits.account("x@example.com");
         let other = limits.account("y@example.com");
-        assert!(limits.account_allowed(&account).is_ok());
-        assert!(limits.sign_in_failed(&account).is_ok());
-        assert!(limits.account_allowed(&account).is_ok());
-        let wait = limits.sign_in_failed(&account).unwrap_err();
+        assert!(limits.account_allowed(&account).await.is_ok());
+        assert!(limits.sign_in_failed(&account).await.is_ok());
+        assert!(limits.account_allowed(&account).await.is_ok());
+        let wait = limits.sign_in_failed(&account).await.unwrap_err();
         assert!(
             wait > Duration::ZERO && wait <= Duration::from_secs(30),
             "{wait:?}"
         );
-        assert!(limits.account_allowed(&account).is_err());
-        assert!(limits.account_allowed(&other).is_ok());
+        assert!(limits.account_allowed(&account).await.is_err());
+        assert!(limits.account_allowed(&other).await.is_ok());
     }
 
-    #[test]
-    fn attempts_per_address_are_counted_and_disabled_limits_never_refuse() {
+    #[tokio::test]
+    async fn token_failures_are_keyed_by_address_and_client_id() {
+        let limits = Limits::new(&RateLimitConfig {
+            token_failures_per_address_and_client: Limit::new(2, 300),
+            ..config()
+        });
+        let attacker: IpAddr = "198.51.100.66".parse().unwrap();
+        let user: IpAddr = "192.0.2.7".parse().unwrap();
+        let flood = limits
+            .token_requester(Some(&attacker), "public-client")
+            .unwrap();
+        for _ in 0..3 {
+            limits.token_failed(&flood).await;
+        }
+        assert!(limits.token_allowed(&flood).await.is_err());
+        // The same public client from another address, and another client
+        // from the flooding address, keep their budgets.
+        let other_user = limits
+            .token_requester(Some(&user), "public-client")
+            .unwrap();
+        assert!(limits.token_allowed(&other_user).await.is_ok());
+        let other_client = limits.token_requester(Some(&attacker), "other").unwrap();
+        assert!(limits.token_allowed(&other_client).await.is_ok());
+        assert!(limits.token_requester(None, "public-client").is_none());
+    }
+
+    #[tokio::test]
+    async fn attempts_per_address_are_counted_and_disabled_limits_never_refuse() {
         let limits = Limits::new(&config());
         let address: IpAddr = "192.0.2.1".parse().unwrap();
         for _ in 0..3 {
-            assert!(limits.sign_in_attempt(Some(&address)).is_ok());
+            assert!(limits.sign_in_attempt(Some(&address)).await.is_ok());
         }
-        let wait = limits.sign_in_attempt(Some(&address)).unwrap_err();
+        let wait = limits.sign_in_attempt(Some(&address)).await.unwrap_err();
         assert_eq!(retry_after_secs(wait), 20);
-        assert!(limits.sign_in_attempt(None).is_ok());
+        assert!(limits.sign_in_attempt(None).await.is_ok());
         let off = Limits::new(&RateLimitConfig {
             enabled: false,
             ..config()
         });
         for _ in 0..10 {
-            assert!(off.sign_in_attempt(Some(&address)).is_ok());
+            assert!(off.sign_in_attempt(Some(&address)).await.is_ok());
         }
     }
 }

@@ -9,6 +9,7 @@ mod cookies;
 mod endpoints;
 mod limits;
 mod page;
+pub mod stack;
 
 use std::sync::Arc;
 
@@ -58,7 +59,9 @@ impl HttpState {
     }
 }
 
-/// The RFC 8414 document.
+/// The RFC 8414 document (also served as the OpenID discovery document):
+/// public scopes only, and no OpenID capability this server does not serve
+/// (no ID token, no userinfo).
 fn metadata(oauth: &OAuthServer) -> serde_json::Value {
     let issuer = oauth.issuer();
     let mut document = json!({
@@ -67,7 +70,7 @@ fn metadata(oauth: &OAuthServer) -> serde_json::Value {
         "token_endpoint": format!("{issuer}{TOKEN_PATH}"),
         "revocation_endpoint": format!("{issuer}{REVOKE_PATH}"),
         "jwks_uri": format!("{issuer}{JWKS_PATH}"),
-        "scopes_supported": chataigne_common::scopes::all().collect::<Vec<_>>(),
+        "scopes_supported": chataigne_common::scopes::public().collect::<Vec<_>>(),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
@@ -76,8 +79,6 @@ fn metadata(oauth: &OAuthServer) -> serde_json::Value {
         "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
         "authorization_response_iss_parameter_supported": true,
         "client_id_metadata_document_supported": oauth.config().client_metadata_documents,
-        "subject_types_supported": ["public"],
-        "id_token_signing_alg_values_supported": ["ES256"],
     });
     if oauth.config().dynamic_registration {
         document["registration_endpoint"] = json!(format!("{issuer}{REGISTER_PATH}"));

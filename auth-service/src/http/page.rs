@@ -5,7 +5,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 
-use crate::oauth::AuthorizationRequest;
+use crate::oauth::{AuthorizationRequest, ValidatedRequest};
 
 const CSP: &str =
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
@@ -14,7 +14,81 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:32rem;margi
 padding:0 1rem;color:#222}h1{font-size:1.4rem}ul{padding-left:1.2rem}li{margin:.3rem 0}\
 label{display:block;margin:.8rem 0 .2rem}input[type=email],input[type=password]{width:100%;\
 padding:.5rem;box-sizing:border-box}button{padding:.5rem 1.2rem;margin:1rem .5rem 0 0}\
-.error{color:#a00}.scope{color:#555;font-size:.85rem}";
+.error{color:#a00}.scope{color:#555;font-size:.85rem}\
+.warning{color:#6b3a00;background:#fff4e5;padding:.6rem;border-radius:.3rem}\
+.verified{color:#1d5e20}";
+
+/// What the pages say about the client asking: its name, whether an
+/// operator vouched for it, the host its metadata document comes from, and
+/// where the browser goes back to.
+#[derive(Debug, Clone)]
+pub struct ClientView {
+    pub name: String,
+    /// Registered by an operator (`clients add`, the demo seed).
+    pub registered: bool,
+    /// Registered, or trusted by the configured policy.
+    pub verified: bool,
+    pub publisher_host: Option<String>,
+    pub redirect_host: String,
+}
+
+impl ClientView {
+    pub fn of(request: &ValidatedRequest) -> ClientView {
+        ClientView {
+            name: request.client.name.clone(),
+            registered: request.client.origin == "registered",
+            verified: request.verified,
+            publisher_host: request.publisher_host(),
+            redirect_host: request.redirect_host(),
+        }
+    }
+
+    /// Who asks, as the pages name it: the verified name, or for an
+    /// unverified client the host it comes from first and its self-chosen
+    /// name second.
+    fn who(&self) -> String {
+        match (&self.publisher_host, self.verified) {
+            (Some(host), false) if !self.name.contains(host.as_str()) => format!(
+                "<strong id=\"client\">{}</strong> (calling itself \u{201c}{}\u{201d})",
+                escape(host),
+                escape(&self.name)
+            ),
+            (Some(host), false) => format!("<strong id=\"client\">{}</strong>", escape(host)),
+            _ => format!("<strong id=\"client\">{}</strong>", escape(&self.name)),
+        }
+    }
+
+    /// The paragraphs about the client's identity and the redirect host.
+    fn facts(&self) -> String {
+        let published = self
+            .publisher_host
+            .as_ref()
+            .map_or_else(String::new, |host| {
+                format!(
+                    " Its description is published at <strong id=\"client-origin\">{}</strong>.",
+                    escape(host)
+                )
+            });
+        let identity = if self.registered {
+            "<p id=\"client-identity\" class=\"verified\">Registered with Chataigne.</p>".to_owned()
+        } else if self.verified {
+            format!(
+                "<p id=\"client-identity\" class=\"verified\">Trusted by Chataigne's \
+administrators.{published}</p>"
+            )
+        } else {
+            format!(
+                "<p id=\"client-identity\" class=\"warning\"><strong>Unverified application.</strong> \
+Chataigne has not checked who publishes it, and its name is the one it gives itself.{published} \
+Continue only if you trust this site.</p>"
+            )
+        };
+        format!(
+            "{identity}<p id=\"redirect-host\">Afterwards you go back to <strong>{}</strong>.</p>",
+            escape(&self.redirect_host)
+        )
+    }
+}
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -87,7 +161,7 @@ fn hidden_request(request: &AuthorizationRequest) -> String {
 pub fn sign_in(
     request: &AuthorizationRequest,
     csrf: &str,
-    client_name: &str,
+    client: &ClientView,
     failed: bool,
 ) -> Response {
     let (status, error) = if failed {
@@ -98,14 +172,14 @@ pub fn sign_in(
     } else {
         (StatusCode::OK, String::new())
     };
-    sign_in_page(request, csrf, client_name, status, &error)
+    sign_in_page(request, csrf, client, status, &error)
 }
 
 /// The sign-in page refused by a brute-force limit: 429 with `Retry-After`.
 pub fn sign_in_limited(
     request: &AuthorizationRequest,
     csrf: &str,
-    client_name: &str,
+    client: &ClientView,
     retry_after_secs: u64,
 ) -> Response {
     let minutes = retry_after_secs.div_ceil(60);
@@ -117,13 +191,7 @@ pub fn sign_in_limited(
     let error = format!(
         "<p class=\"error\" id=\"error\">Too many sign-in attempts. Wait {when} and try again.</p>"
     );
-    let mut response = sign_in_page(
-        request,
-        csrf,
-        client_name,
-        StatusCode::TOO_MANY_REQUESTS,
-        &error,
-    );
+    let mut response = sign_in_page(request, csrf, client, StatusCode::TOO_MANY_REQUESTS, &error);
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
@@ -133,20 +201,21 @@ pub fn sign_in_limited(
 fn sign_in_page(
     request: &AuthorizationRequest,
     csrf: &str,
-    client_name: &str,
+    client: &ClientView,
     status: StatusCode,
     error: &str,
 ) -> Response {
     let body = format!(
-        "<h1>Sign in to Chataigne</h1><p><strong>{}</strong> asks to access your Chataigne \
-account.</p>{error}<form method=\"post\" action=\"/authorize/login\" id=\"sign-in\">\
+        "<h1>Sign in to Chataigne</h1><p>{} asks to access your Chataigne \
+account.</p>{}{error}<form method=\"post\" action=\"/authorize/login\" id=\"sign-in\">\
 <input type=\"hidden\" name=\"csrf\" value=\"{}\">{}\
 <label for=\"email\">Email</label><input type=\"email\" id=\"email\" name=\"email\" \
 autocomplete=\"username\" required>\
 <label for=\"password\">Password</label><input type=\"password\" id=\"password\" \
 name=\"password\" autocomplete=\"current-password\" required>\
 <button type=\"submit\" id=\"sign-in-button\">Sign in</button></form>",
-        escape(client_name),
+        client.who(),
+        client.facts(),
         escape(csrf),
         hidden_request(request)
     );
@@ -156,7 +225,7 @@ name=\"password\" autocomplete=\"current-password\" required>\
 pub fn consent(
     request: &AuthorizationRequest,
     csrf: &str,
-    client_name: &str,
+    client: &ClientView,
     scopes: &[String],
 ) -> Response {
     let items: String = scopes
@@ -170,14 +239,15 @@ pub fn consent(
         })
         .collect();
     let body = format!(
-        "<h1>Allow access?</h1><p><strong>{}</strong> asks for permission to:</p>\
+        "<h1>Allow access?</h1>{}<p>{} asks for permission to:</p>\
 <ul id=\"scopes\">{items}</ul><p>It acts only where your own role allows, and you can \
 withdraw this access at any time.</p>\
 <form method=\"post\" action=\"/authorize/consent\" id=\"consent\">\
 <input type=\"hidden\" name=\"csrf\" value=\"{}\">{}\
 <button type=\"submit\" name=\"decision\" value=\"approve\" id=\"approve\">Allow</button>\
 <button type=\"submit\" name=\"decision\" value=\"deny\" id=\"deny\">Deny</button></form>",
-        escape(client_name),
+        client.facts(),
+        client.who(),
         escape(csrf),
         hidden_request(request)
     );
@@ -254,6 +324,48 @@ mod tests {
             escape("<a href=\"x\">'&"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;"
         );
+    }
+
+    #[test]
+    fn an_unverified_client_is_named_by_its_host_and_marked() {
+        let view = ClientView {
+            name: "Google Gemini".into(),
+            registered: false,
+            verified: false,
+            publisher_host: Some("evil.example".into()),
+            redirect_host: "evil.example:8443".into(),
+        };
+        let who = view.who();
+        assert!(
+            who.starts_with("<strong id=\"client\">evil.example</strong>"),
+            "{who}"
+        );
+        assert!(
+            who.contains("calling itself \u{201c}Google Gemini\u{201d}"),
+            "{who}"
+        );
+        let facts = view.facts();
+        assert!(facts.contains("Unverified application"), "{facts}");
+        assert!(facts.contains("evil.example:8443"), "{facts}");
+        let trusted = ClientView {
+            verified: true,
+            ..view.clone()
+        };
+        assert!(
+            trusted.facts().contains("Trusted by Chataigne")
+                && trusted.facts().contains("evil.example")
+        );
+        let registered = ClientView {
+            registered: true,
+            verified: true,
+            publisher_host: None,
+            ..view
+        };
+        assert_eq!(
+            registered.who(),
+            "<strong id=\"client\">Google Gemini</strong>"
+        );
+        assert!(registered.facts().contains("Registered with Chataigne"));
     }
 
     #[test]

@@ -25,6 +25,22 @@ pub struct AuthorizationRequest {
     pub resource: Option<String>,
 }
 
+impl AuthorizationRequest {
+    /// Every parameter, in a fixed order (CSRF binding, forms).
+    pub fn fields(&self) -> [Option<&str>; 8] {
+        [
+            self.response_type.as_deref(),
+            self.client_id.as_deref(),
+            self.redirect_uri.as_deref(),
+            self.scope.as_deref(),
+            self.state.as_deref(),
+            self.code_challenge.as_deref(),
+            self.code_challenge_method.as_deref(),
+            self.resource.as_deref(),
+        ]
+    }
+}
+
 /// A request that passed every check.
 #[derive(Debug, Clone)]
 pub struct ValidatedRequest {
@@ -34,6 +50,38 @@ pub struct ValidatedRequest {
     pub state: Option<String>,
     pub code_challenge: String,
     pub resource: String,
+    /// Registered by an operator or trusted by the configured policy; any
+    /// other client (metadata document, dynamic registration) is shown as
+    /// unverified, its self-chosen name second to the host it comes from.
+    pub verified: bool,
+}
+
+/// `host[:port]` of an absolute URL (the port only when not the scheme's default).
+fn host_of(url: &str) -> Option<String> {
+    let url = url::Url::parse(url).ok()?;
+    let host = url.host_str()?.to_owned();
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    })
+}
+
+impl ValidatedRequest {
+    /// The host the client's metadata document was fetched from over a
+    /// checked connection (its `client_id` URL): the one verified fact about
+    /// who publishes a client that is not registered. `None` for others.
+    pub fn publisher_host(&self) -> Option<String> {
+        if self.client.origin == "metadata" {
+            host_of(&self.client.client_id)
+        } else {
+            None
+        }
+    }
+
+    /// The host the browser is sent back to, with the code.
+    pub fn redirect_host(&self) -> String {
+        host_of(&self.redirect_uri).unwrap_or_else(|| self.redirect_uri.clone())
+    }
 }
 
 /// A refused authorization request.
@@ -160,6 +208,22 @@ impl OAuthServer {
                 ),
             ));
         }
+        let trust = &self.config.client_trust;
+        if !trust.trusts(&client.client_id, &client.origin)
+            && let Some(write) = scopes
+                .iter()
+                .find(|scope| chataigne_common::scopes::is_write(scope))
+        {
+            return Err(back(
+                OAuthCode::InvalidScope,
+                &format!(
+                    "{write} is a write scope: write scopes are granted only to clients this \
+                     authorization server trusts, and this client is not one; request read scopes only"
+                ),
+            ));
+        }
+        let verified =
+            client.origin == "registered" || trust.trusted_client_ids.contains(&client.client_id);
         Ok(ValidatedRequest {
             client,
             redirect_uri,
@@ -167,6 +231,7 @@ impl OAuthServer {
             state,
             code_challenge,
             resource,
+            verified,
         })
     }
 

@@ -1,6 +1,13 @@
 //! The token endpoint (authorization code with PKCE, rotating refresh tokens
 //! with reuse detection, client credentials for service accounts) and token
 //! revocation (RFC 7009).
+//!
+//! A refresh is checked in full (client, expiry, resource, scopes, live
+//! state) before anything is written: a refused refresh leaves its token
+//! valid. Only a successful one rotates, in one transaction that spends the
+//! presented token and stores its successor; a token already spent (by an
+//! earlier rotation, or by a concurrent one that won) is reuse and ends the
+//! family. Write scopes reach only clients the trust policy trusts.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +16,7 @@ use crate::live;
 use crate::model::{now_ms, split_scopes};
 use crate::store::NewSession;
 use crate::store::oauth::{ClientKind, ClientRecord, Consumed, NewRefresh};
-use crate::tokens::{Claims, TokenKind, Tokens};
+use crate::tokens::{Claims, TokenKind, Tokens, Verified};
 
 use super::clients::ClientCredentials;
 use super::{OAuthServer, join_scopes, secrets};
@@ -50,6 +57,19 @@ impl std::fmt::Debug for TokenResponse {
 
 fn invalid_grant(description: &str) -> AuthError {
     AuthError::oauth(OAuthCode::InvalidGrant, description)
+}
+
+/// What [`OAuthServer::issue`] does about refresh tokens.
+enum RefreshPlan<'a> {
+    /// No refresh token (service accounts).
+    None,
+    /// A new family member for these scopes (code exchange).
+    New { scopes: &'a str },
+    /// Rotation of the presented token (its hash), for these scopes.
+    Rotate {
+        spent_hash: &'a str,
+        scopes: &'a str,
+    },
 }
 
 fn required<'a>(value: &'a Option<String>, name: &str) -> Result<&'a str, AuthError> {
@@ -171,10 +191,12 @@ impl OAuthServer {
         store.set_code_session(&code_hash, &session_id).await?;
         self.issue(
             &record.user_id,
-            &client.client_id,
+            client,
             &session_id,
             &record.scopes,
-            &record.scopes,
+            RefreshPlan::New {
+                scopes: &record.scopes,
+            },
             &record.resource,
         )
         .await
@@ -188,20 +210,19 @@ impl OAuthServer {
         let token = required(&request.refresh_token, "refresh_token")?;
         let store = self.core.store();
         let now = now_ms();
-        let record = match store.consume_refresh(&secrets::hash(token), now).await? {
-            Consumed::Fresh(record) => record,
-            Consumed::Reused { session_id } => {
+        let token_hash = secrets::hash(token);
+        let record = match store.refresh(&token_hash).await? {
+            Some(record) if record.spent => {
                 // Reuse of a spent refresh token: end the whole family and its session.
-                if let Some(session_id) = session_id {
-                    store.revoke_family(&session_id, now).await?;
-                }
+                store.revoke_family(&record.session_id, now).await?;
                 tracing::warn!(client_id = %client.client_id, "refresh token reused; family revoked");
                 return Err(invalid_grant("the refresh token is no longer valid"));
             }
-            Consumed::Missing => return Err(invalid_grant("unknown refresh token")),
+            Some(record) => record,
+            None => return Err(invalid_grant("unknown refresh token")),
         };
+        // Every refusal below leaves the token as it was: valid.
         if record.client_id != client.client_id {
-            store.revoke_family(&record.session_id, now).await?;
             return Err(invalid_grant(
                 "the refresh token was issued to another client",
             ));
@@ -235,10 +256,13 @@ impl OAuthServer {
         };
         self.issue(
             &record.user_id,
-            &client.client_id,
+            client,
             &record.session_id,
             &scope,
-            &record.scopes,
+            RefreshPlan::Rotate {
+                spent_hash: &token_hash,
+                scopes: &record.scopes,
+            },
             &record.resource,
         )
         .await
@@ -287,18 +311,15 @@ impl OAuthServer {
         let session_id = self
             .open_session(service_user, &client.client_id, self.access_token_ttl_secs)
             .await?;
-        let mut response = self
-            .issue(
-                service_user,
-                &client.client_id,
-                &session_id,
-                &scope,
-                "",
-                &audience,
-            )
-            .await?;
-        response.refresh_token = None;
-        Ok(response)
+        self.issue(
+            service_user,
+            client,
+            &session_id,
+            &scope,
+            RefreshPlan::None,
+            &audience,
+        )
+        .await
     }
 
     /// Creates a `sid` session for (user, client) lasting `ttl_secs`.
@@ -320,16 +341,30 @@ impl OAuthServer {
         Ok(session.id)
     }
 
+    /// `scopes` without the write scopes when the trust policy does not
+    /// trust `client` (seed 002: write scopes for trusted clients only).
+    fn trusted_scopes(&self, client: &ClientRecord, scopes: &str) -> String {
+        if self
+            .config
+            .client_trust
+            .trusts(&client.client_id, &client.origin)
+        {
+            return scopes.to_owned();
+        }
+        join_scopes(split_scopes(scopes).filter(|scope| !chataigne_common::scopes::is_write(scope)))
+    }
+
     /// Re-checks the live state of the session and signs an access token for
-    /// `scope` (narrowed to the live consent); with `refresh_scopes`
-    /// non-empty, also a refresh token of the session's family.
+    /// `scope` (narrowed to the live consent and the trust policy); stores a
+    /// refresh token of the session's family as `refresh` says, atomically
+    /// with spending the presented one for a rotation.
     async fn issue(
         &self,
         user_id: &str,
-        client_id: &str,
+        client: &ClientRecord,
         session_id: &str,
         scope: &str,
-        refresh_scopes: &str,
+        refresh: RefreshPlan<'_>,
         resource: &str,
     ) -> Result<TokenResponse, AuthError> {
         let now = now_ms();
@@ -339,15 +374,15 @@ impl OAuthServer {
             iss: self.issuer().to_owned(),
             sub: user_id.to_owned(),
             aud: resource.to_owned(),
-            client_id: client_id.to_owned(),
-            scope: scope.to_owned(),
+            client_id: client.client_id.clone(),
+            scope: self.trusted_scopes(client, scope),
             sid: session_id.to_owned(),
             exp,
             iat,
             jti: uuid::Uuid::new_v4().simple().to_string(),
             grants: None,
         };
-        let state = self.core.store().live_state(session_id).await?;
+        let state = self.core.live_state(session_id, None).await?;
         let principal = live::evaluate(state.as_ref(), &claims, now)
             .map_err(|_| invalid_grant("the grant is no longer valid"))?;
         if principal.scopes.is_empty() {
@@ -358,27 +393,42 @@ impl OAuthServer {
         }
         claims.scope = principal.scopes.join(" ");
         let access_token = self.core.tokens().sign(TokenKind::Access, &claims)?;
-        let refresh_token = if refresh_scopes.is_empty() {
-            None
-        } else {
-            let token = secrets::generate()?;
-            let ttl_ms = i64::try_from(self.config.refresh_token_ttl_secs)
-                .unwrap_or(86_400)
-                .saturating_mul(1000);
-            self.core
-                .store()
-                .insert_refresh(&NewRefresh {
+        let (family_scopes, spent_hash) = match refresh {
+            RefreshPlan::None => (None, None),
+            RefreshPlan::New { scopes } => (Some(scopes), None),
+            RefreshPlan::Rotate { spent_hash, scopes } => (Some(scopes), Some(spent_hash)),
+        };
+        let refresh_token = match family_scopes {
+            None => None,
+            Some(scopes) => {
+                let token = secrets::generate()?;
+                let ttl_ms = i64::try_from(self.config.refresh_token_ttl_secs)
+                    .unwrap_or(86_400)
+                    .saturating_mul(1000);
+                let next = NewRefresh {
                     token_hash: secrets::hash(&token),
                     session_id: session_id.to_owned(),
-                    client_id: client_id.to_owned(),
+                    client_id: client.client_id.clone(),
                     user_id: user_id.to_owned(),
-                    scopes: refresh_scopes.to_owned(),
+                    scopes: self.trusted_scopes(client, scopes),
                     resource: resource.to_owned(),
                     created_at_ms: now,
                     expires_at_ms: now.saturating_add(ttl_ms),
-                })
-                .await?;
-            Some(token)
+                };
+                let store = self.core.store();
+                match spent_hash {
+                    None => store.insert_refresh(&next).await?,
+                    Some(spent) => {
+                        if !store.rotate_refresh(spent, now, &next).await? {
+                            // Spent by a concurrent refresh meanwhile: reuse.
+                            store.revoke_family(session_id, now).await?;
+                            tracing::warn!(client_id = %client.client_id, "refresh token reused concurrently; family revoked");
+                            return Err(invalid_grant("the refresh token is no longer valid"));
+                        }
+                    }
+                }
+                Some(token)
+            }
         };
         Ok(TokenResponse {
             access_token,
@@ -419,7 +469,7 @@ impl OAuthServer {
         }
         if Tokens::claimed_kind(token) == Some(TokenKind::Access)
             && let Some(audience) = unverified_audience(token)
-            && let Ok(claims) = self
+            && let Ok(Verified { claims, .. }) = self
                 .core
                 .verify(TokenKind::Access, token, &audience, now)
                 .await

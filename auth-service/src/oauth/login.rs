@@ -1,11 +1,16 @@
 //! Sign-in for the consent page: password check (Argon2id, on a blocking
 //! thread, equal time for unknown accounts), browser sessions stored as
-//! hashes, and the CSRF token bound to the browser's CSRF cookie.
+//! hashes, and the CSRF token bound to the browser's CSRF cookie, its
+//! sign-in session and the authorization request.
+
+use aws_lc_rs::digest::{SHA256, digest};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::error::AuthError;
 use crate::model::{UserStatus, now_ms};
 
-use super::{OAuthServer, password, secrets};
+use super::{AuthorizationRequest, OAuthServer, password, secrets};
 
 /// Longest email or password accepted by the form.
 const MAX_CREDENTIAL_LEN: usize = 512;
@@ -69,16 +74,45 @@ impl OAuthServer {
     }
 }
 
-/// The CSRF token of the forms, derived from the browser's CSRF cookie: a
-/// page on another origin can neither read the cookie nor compute the token.
-pub fn csrf_token(csrf_cookie: &str) -> String {
-    secrets::hash(&format!("csrf:{csrf_cookie}"))
+/// The CSRF token of a form. It is bound to the browser's CSRF cookie, to
+/// its sign-in session (the consent form; `None` for the sign-in form, shown
+/// before there is one) and to the authorization request the form carries:
+/// a token taken from another browser, another session or another request
+/// does not verify, and a page on another origin can read none of the inputs.
+pub fn csrf_token(
+    csrf_cookie: &str,
+    session_cookie: Option<&str>,
+    request: &AuthorizationRequest,
+) -> String {
+    let mut material = Vec::new();
+    let mut push = |part: Option<&str>| match part {
+        Some(part) => {
+            material.push(1);
+            material.extend_from_slice(&(part.len() as u64).to_be_bytes());
+            material.extend_from_slice(part.as_bytes());
+        }
+        None => material.push(0),
+    };
+    push(Some("chataigne/csrf/v1"));
+    push(Some(csrf_cookie));
+    push(session_cookie);
+    for field in request.fields() {
+        push(field);
+    }
+    URL_SAFE_NO_PAD.encode(digest(&SHA256, &material))
 }
 
-/// Whether the form's token matches the cookie (constant time).
-pub fn csrf_valid(csrf_cookie: Option<&str>, form_token: &str) -> bool {
+/// Whether the form's token matches the cookies and the request (constant time).
+pub fn csrf_valid(
+    csrf_cookie: Option<&str>,
+    session_cookie: Option<&str>,
+    request: &AuthorizationRequest,
+    form_token: &str,
+) -> bool {
     match csrf_cookie {
-        Some(cookie) if !cookie.is_empty() => secrets::equal(&csrf_token(cookie), form_token),
+        Some(cookie) if !cookie.is_empty() => {
+            secrets::equal(&csrf_token(cookie, session_cookie, request), form_token)
+        }
         _ => false,
     }
 }
@@ -87,12 +121,58 @@ pub fn csrf_valid(csrf_cookie: Option<&str>, form_token: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn request(scope: &str) -> AuthorizationRequest {
+        AuthorizationRequest {
+            client_id: Some("client".into()),
+            scope: Some(scope.into()),
+            ..AuthorizationRequest::default()
+        }
+    }
+
     #[test]
-    fn the_csrf_token_is_bound_to_the_cookie() {
-        let token = csrf_token("cookie-a");
-        assert!(csrf_valid(Some("cookie-a"), &token));
-        assert!(!csrf_valid(Some("cookie-b"), &token));
-        assert!(!csrf_valid(None, &token));
-        assert!(!csrf_valid(Some(""), &csrf_token("")));
+    fn the_csrf_token_is_bound_to_the_cookie_the_session_and_the_request() {
+        let read = request("orders.read");
+        let token = csrf_token("cookie-a", Some("session-a"), &read);
+        assert!(csrf_valid(
+            Some("cookie-a"),
+            Some("session-a"),
+            &read,
+            &token
+        ));
+        assert!(!csrf_valid(
+            Some("cookie-b"),
+            Some("session-a"),
+            &read,
+            &token
+        ));
+        assert!(!csrf_valid(
+            Some("cookie-a"),
+            Some("session-b"),
+            &read,
+            &token
+        ));
+        assert!(!csrf_valid(Some("cookie-a"), None, &read, &token));
+        let write = request("orders.read orders.write");
+        assert!(!csrf_valid(
+            Some("cookie-a"),
+            Some("session-a"),
+            &write,
+            &token
+        ));
+        assert!(!csrf_valid(None, Some("session-a"), &read, &token));
+        let empty = AuthorizationRequest::default();
+        assert!(!csrf_valid(
+            Some(""),
+            None,
+            &empty,
+            &csrf_token("", None, &empty)
+        ));
+        // A field moved to another name is another request.
+        let moved = AuthorizationRequest {
+            state: Some("client".into()),
+            scope: Some("orders.read".into()),
+            ..AuthorizationRequest::default()
+        };
+        assert_ne!(csrf_token("c", None, &read), csrf_token("c", None, &moved));
     }
 }

@@ -109,6 +109,23 @@ pub struct Consent {
     pub revoked: bool,
 }
 
+/// A user's consent to one client (administration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientConsent {
+    pub client_id: String,
+    pub scopes: String,
+    pub revoked: bool,
+}
+
+/// The signing keys the live pass reports on: the presented token's (`None`
+/// when there is none, e.g. at the token endpoint) and this replica's
+/// current signing key.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyCheck<'a> {
+    pub token_kid: Option<&'a str>,
+    pub signing_kid: &'a str,
+}
+
 /// Data written by a seed, in one transaction, without overwriting rows that
 /// already exist.
 #[derive(Debug, Clone, Default)]
@@ -128,8 +145,13 @@ pub trait Store: OAuthStore + Send + Sync + 'static {
     /// Occupancy of the connection pool (metrics).
     fn pool_stats(&self) -> chataigne_common::metrics::PoolStats;
 
-    /// Session, user, client and consent behind `session_id`, in one query.
-    fn live_state<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<LiveState>>;
+    /// Session, user, client and consent behind `session_id`, and the state
+    /// of the signing keys of `keys`, in one query.
+    fn live_state<'a>(
+        &'a self,
+        session_id: &'a str,
+        keys: KeyCheck<'a>,
+    ) -> StoreFuture<'a, Option<LiveState>>;
 
     /// [`Store::live_state`] plus whether a current membership of the
     /// session's user on `organization_id` (organization-level) or on
@@ -140,6 +162,7 @@ pub trait Store: OAuthStore + Send + Sync + 'static {
         permission: &'a str,
         organization_id: &'a str,
         location_id: Option<&'a str>,
+        keys: KeyCheck<'a>,
     ) -> StoreFuture<'a, Option<(LiveState, bool)>>;
 
     /// Memberships of `user_id` whose role grants `permission`.
@@ -184,6 +207,17 @@ pub trait Store: OAuthStore + Send + Sync + 'static {
     fn set_user_status<'a>(&'a self, user_id: &'a str, status: &'a str) -> StoreFuture<'a, bool>;
     fn set_platform_admin<'a>(&'a self, user_id: &'a str, admin: bool) -> StoreFuture<'a, bool>;
     fn revoke_session<'a>(&'a self, session_id: &'a str, now_ms: i64) -> StoreFuture<'a, bool>;
+    /// Ends every current session of `user_id` (with `client_id` only, when
+    /// given) with their refresh tokens, and, for all clients, the user's
+    /// sign-in sessions of the consent page; returns the sessions ended.
+    fn revoke_user_sessions<'a>(
+        &'a self,
+        user_id: &'a str,
+        client_id: Option<&'a str>,
+        now_ms: i64,
+    ) -> StoreFuture<'a, u64>;
+    /// Every consent of `user_id`, revoked ones included, by client id.
+    fn user_consents<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, Vec<ClientConsent>>;
     fn set_client_enabled<'a>(&'a self, client_id: &'a str, enabled: bool)
     -> StoreFuture<'a, bool>;
     fn revoke_consent<'a>(

@@ -134,6 +134,8 @@ pub struct RefreshRecord {
     pub scopes: String,
     pub resource: String,
     pub expires_at_ms: i64,
+    /// Already rotated (used) or revoked: presenting it again is reuse.
+    pub spent: bool,
 }
 
 /// A signing key's public facts (administration).
@@ -213,11 +215,16 @@ pub trait OAuthStore: Send + Sync + 'static {
     ) -> StoreFuture<'a, ()>;
 
     fn insert_refresh<'a>(&'a self, refresh: &'a NewRefresh) -> StoreFuture<'a, ()>;
-    fn consume_refresh<'a>(
+    /// Rotation, in one transaction: marks `token_hash` used if it is still
+    /// neither used nor revoked, and stores `next` in its place. `false`
+    /// (nothing written) when the token was spent meanwhile.
+    fn rotate_refresh<'a>(
         &'a self,
         token_hash: &'a str,
         now_ms: i64,
-    ) -> StoreFuture<'a, Consumed<RefreshRecord>>;
+        next: &'a NewRefresh,
+    ) -> StoreFuture<'a, bool>;
+    /// The refresh token stored under `token_hash`, spent or not.
     fn refresh<'a>(&'a self, token_hash: &'a str) -> StoreFuture<'a, Option<RefreshRecord>>;
     /// Revokes the session and every refresh token of its family, atomically.
     fn revoke_family<'a>(&'a self, session_id: &'a str, now_ms: i64) -> StoreFuture<'a, ()>;

@@ -1,6 +1,21 @@
 //! The macro that implements [`super::oauth::OAuthStore`] for a sqlx pool of
 //! either backend from the shared statements of [`super::oauth_sql`].
 
+/// The insert of a refresh token, bound, for the pool or a transaction.
+macro_rules! insert_refresh {
+    ($refresh:expr) => {
+        sqlx::query($crate::store::oauth_sql::INSERT_REFRESH)
+            .bind(&$refresh.token_hash)
+            .bind(&$refresh.session_id)
+            .bind(&$refresh.client_id)
+            .bind(&$refresh.user_id)
+            .bind(&$refresh.scopes)
+            .bind(&$refresh.resource)
+            .bind($refresh.created_at_ms)
+            .bind($refresh.expires_at_ms)
+    };
+}
+
 /// Implements [`super::oauth::OAuthStore`] for `$store` (same shape as
 /// `impl_sql_store!` expects: a `pool` field and a `db_error` function).
 macro_rules! impl_oauth_store {
@@ -244,15 +259,7 @@ macro_rules! impl_oauth_store {
                 refresh: &'a $crate::store::oauth::NewRefresh,
             ) -> $crate::store::StoreFuture<'a, ()> {
                 Box::pin(async move {
-                    sqlx::query($crate::store::oauth_sql::INSERT_REFRESH)
-                        .bind(&refresh.token_hash)
-                        .bind(&refresh.session_id)
-                        .bind(&refresh.client_id)
-                        .bind(&refresh.user_id)
-                        .bind(&refresh.scopes)
-                        .bind(&refresh.resource)
-                        .bind(refresh.created_at_ms)
-                        .bind(refresh.expires_at_ms)
+                    $crate::store::oauth_impl::insert_refresh!(refresh)
                         .execute(&self.pool)
                         .await
                         .map_err(Self::db_error)?;
@@ -260,39 +267,30 @@ macro_rules! impl_oauth_store {
                 })
             }
 
-            fn consume_refresh<'a>(
+            fn rotate_refresh<'a>(
                 &'a self,
                 token_hash: &'a str,
                 now_ms: i64,
-            ) -> $crate::store::StoreFuture<
-                'a,
-                $crate::store::oauth::Consumed<$crate::store::oauth::RefreshRecord>,
-            > {
+                next: &'a $crate::store::oauth::NewRefresh,
+            ) -> $crate::store::StoreFuture<'a, bool> {
                 Box::pin(async move {
-                    let row: Option<$crate::store::oauth_sql::RefreshRow> =
-                        sqlx::query_as($crate::store::oauth_sql::CONSUME_REFRESH)
-                            .bind(token_hash)
-                            .bind(now_ms)
-                            .fetch_optional(&self.pool)
-                            .await
-                            .map_err(Self::db_error)?;
-                    if let Some(row) = row {
-                        return Ok($crate::store::oauth::Consumed::Fresh(row.into()));
+                    let mut tx = self.pool.begin().await.map_err(Self::db_error)?;
+                    let spent = sqlx::query($crate::store::oauth_sql::SPEND_REFRESH)
+                        .bind(token_hash)
+                        .bind(now_ms)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(Self::db_error)?;
+                    if spent.rows_affected() == 0 {
+                        tx.rollback().await.map_err(Self::db_error)?;
+                        return Ok(false);
                     }
-                    let spent: Option<$crate::store::oauth_sql::RefreshRow> =
-                        sqlx::query_as($crate::store::oauth_sql::REFRESH)
-                            .bind(token_hash)
-                            .fetch_optional(&self.pool)
-                            .await
-                            .map_err(Self::db_error)?;
-                    Ok(match spent {
-                        Some(row) => $crate::store::oauth::Consumed::Reused {
-                            session_id: Some(
-                                $crate::store::oauth::RefreshRecord::from(row).session_id,
-                            ),
-                        },
-                        None => $crate::store::oauth::Consumed::Missing,
-                    })
+                    $crate::store::oauth_impl::insert_refresh!(next)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(Self::db_error)?;
+                    tx.commit().await.map_err(Self::db_error)?;
+                    Ok(true)
                 })
             }
 
@@ -400,4 +398,4 @@ macro_rules! impl_oauth_store {
     };
 }
 
-pub(super) use impl_oauth_store;
+pub(super) use {impl_oauth_store, insert_refresh};

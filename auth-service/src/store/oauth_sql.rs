@@ -50,11 +50,10 @@ pub(super) const SET_CODE_SESSION: &str =
 pub(super) const INSERT_REFRESH: &str = "INSERT INTO refresh_tokens \
      (token_hash, session_id, client_id, user_id, scopes, resource, created_at, expires_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
-pub(super) const CONSUME_REFRESH: &str = "UPDATE refresh_tokens SET used_at = $2 \
-     WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL \
-     RETURNING session_id, client_id, user_id, scopes, resource, expires_at";
+pub(super) const SPEND_REFRESH: &str = "UPDATE refresh_tokens SET used_at = $2 \
+     WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL";
 pub(super) const REFRESH: &str = "SELECT session_id, client_id, user_id, scopes, resource, \
-     expires_at FROM refresh_tokens WHERE token_hash = $1";
+     expires_at, used_at, revoked_at FROM refresh_tokens WHERE token_hash = $1";
 pub(super) const REVOKE_FAMILY_TOKENS: &str = "UPDATE refresh_tokens \
      SET revoked_at = COALESCE(revoked_at, $2) WHERE session_id = $1";
 pub(super) const REVOKE_FAMILY_SESSION: &str =
@@ -159,6 +158,8 @@ pub(super) struct RefreshRow {
     scopes: String,
     resource: String,
     expires_at: i64,
+    used_at: Option<i64>,
+    revoked_at: Option<i64>,
 }
 
 impl From<RefreshRow> for RefreshRecord {
@@ -170,6 +171,7 @@ impl From<RefreshRow> for RefreshRecord {
             scopes: row.scopes,
             resource: row.resource,
             expires_at_ms: row.expires_at,
+            spent: row.used_at.is_some() || row.revoked_at.is_some(),
         }
     }
 }

@@ -23,11 +23,31 @@ macro_rules! live_from {
     };
 }
 
-pub(super) const LIVE_STATE: &str = concat!(live_select!(), live_from!());
+/// Whether the signing key of the presented token (`$token`) and the key this
+/// replica signs with (`$signing`) are still active: stored and not retired.
+/// Read in the same pass as the rest of the live state, so that a retired or
+/// deleted key stops verifying at the next request on every replica.
+macro_rules! key_columns {
+    ($token:literal, $signing:literal) => {
+        concat!(
+            ", (SELECT COUNT(*) FROM signing_keys WHERE kid = ",
+            $token,
+            " AND retired_at IS NULL) AS token_key_count",
+            ", (SELECT COUNT(*) FROM signing_keys WHERE kid = ",
+            $signing,
+            " AND retired_at IS NULL) AS signing_key_count"
+        )
+    };
+}
 
-/// `$2` permission, `$3` organization, `$4` location (NULL: organization-level only).
+/// `$1` session, `$2` the token's kid (NULL: no token), `$3` the signing kid.
+pub(super) const LIVE_STATE: &str = concat!(live_select!(), key_columns!("$2", "$3"), live_from!());
+
+/// `$2` permission, `$3` organization, `$4` location (NULL: organization-level
+/// only), `$5` the token's kid, `$6` the signing kid.
 pub(super) const LIVE_STATE_WITH_GRANT: &str = concat!(
     live_select!(),
+    key_columns!("$5", "$6"),
     ", (SELECT COUNT(*) FROM memberships m \
         JOIN role_permissions rp ON rp.role = m.role AND rp.permission = $2 \
         WHERE m.user_id = s.user_id AND m.organization_id = $3 \
@@ -59,6 +79,20 @@ pub(super) const INSERT_SESSION: &str = "INSERT INTO sessions (id, user_id, clie
      VALUES ($1, $2, $3, $4, $5)";
 pub(super) const REVOKE_SESSION: &str =
     "UPDATE sessions SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1";
+
+// Ending a user's sessions (`$1` user, `$2` client or NULL for all, `$3`
+// now): the refresh tokens of those sessions, the sessions, and (for all
+// clients) the browser sessions of the consent page, in one transaction.
+pub(super) const REVOKE_USER_REFRESH_TOKENS: &str = "UPDATE refresh_tokens \
+     SET revoked_at = COALESCE(revoked_at, $3) WHERE session_id IN \
+     (SELECT id FROM sessions WHERE user_id = $1 AND ($2 IS NULL OR client_id = $2))";
+pub(super) const REVOKE_USER_SESSIONS: &str = "UPDATE sessions SET revoked_at = $3 \
+     WHERE user_id = $1 AND ($2 IS NULL OR client_id = $2) AND revoked_at IS NULL";
+pub(super) const REVOKE_USER_BROWSER_SESSIONS: &str = "UPDATE browser_sessions \
+     SET revoked_at = $3 WHERE user_id = $1 AND $2 IS NULL AND revoked_at IS NULL";
+
+pub(super) const USER_CONSENTS: &str = "SELECT client_id, scopes, revoked_at FROM consents \
+     WHERE user_id = $1 ORDER BY client_id";
 
 pub(super) const CONSENT: &str =
     "SELECT scopes, revoked_at FROM consents WHERE user_id = $1 AND client_id = $2";
@@ -108,11 +142,16 @@ pub(super) struct LiveRow {
     client_kind: String,
     consent_scopes: Option<String>,
     consent_revoked_at: Option<i64>,
+    token_key_count: i64,
+    signing_key_count: i64,
 }
 
 impl LiveRow {
-    pub(super) fn into_state(self) -> LiveState {
+    /// The live state; `keys` is what the query was asked about.
+    pub(super) fn into_state(self, keys: &super::KeyCheck<'_>) -> LiveState {
         LiveState {
+            token_key_active: keys.token_kid.is_none() || self.token_key_count > 0,
+            signing_key_active: self.signing_key_count > 0,
             user_id: self.user_id,
             client_id: self.client_id,
             session_expires_at_ms: self.session_expires_at,
@@ -137,8 +176,8 @@ pub(super) struct LiveGrantRow {
 }
 
 impl LiveGrantRow {
-    pub(super) fn into_parts(self) -> (LiveState, bool) {
-        (self.live.into_state(), self.grant_count > 0)
+    pub(super) fn into_parts(self, keys: &super::KeyCheck<'_>) -> (LiveState, bool) {
+        (self.live.into_state(keys), self.grant_count > 0)
     }
 }
 

@@ -24,15 +24,18 @@ macro_rules! impl_sql_store {
             fn live_state<'a>(
                 &'a self,
                 session_id: &'a str,
+                keys: $crate::store::KeyCheck<'a>,
             ) -> $crate::store::StoreFuture<'a, Option<$crate::model::LiveState>> {
                 Box::pin(async move {
                     let row: Option<$crate::store::sql::LiveRow> =
                         sqlx::query_as($crate::store::sql::LIVE_STATE)
                             .bind(session_id)
+                            .bind(keys.token_kid)
+                            .bind(keys.signing_kid)
                             .fetch_optional(&self.pool)
                             .await
                             .map_err(Self::db_error)?;
-                    Ok(row.map($crate::store::sql::LiveRow::into_state))
+                    Ok(row.map(|row| row.into_state(&keys)))
                 })
             }
 
@@ -42,6 +45,7 @@ macro_rules! impl_sql_store {
                 permission: &'a str,
                 organization_id: &'a str,
                 location_id: Option<&'a str>,
+                keys: $crate::store::KeyCheck<'a>,
             ) -> $crate::store::StoreFuture<'a, Option<($crate::model::LiveState, bool)>> {
                 Box::pin(async move {
                     let row: Option<$crate::store::sql::LiveGrantRow> =
@@ -50,10 +54,12 @@ macro_rules! impl_sql_store {
                             .bind(permission)
                             .bind(organization_id)
                             .bind(location_id)
+                            .bind(keys.token_kid)
+                            .bind(keys.signing_kid)
                             .fetch_optional(&self.pool)
                             .await
                             .map_err(Self::db_error)?;
-                    Ok(row.map($crate::store::sql::LiveGrantRow::into_parts))
+                    Ok(row.map(|row| row.into_parts(&keys)))
                 })
             }
 
@@ -288,6 +294,60 @@ macro_rules! impl_sql_store {
                         .await
                         .map_err(Self::db_error)?;
                     Ok(done.rows_affected() > 0)
+                })
+            }
+
+            fn revoke_user_sessions<'a>(
+                &'a self,
+                user_id: &'a str,
+                client_id: Option<&'a str>,
+                now_ms: i64,
+            ) -> $crate::store::StoreFuture<'a, u64> {
+                Box::pin(async move {
+                    let mut tx = self.pool.begin().await.map_err(Self::db_error)?;
+                    let mut ended = 0;
+                    for (statement, counted) in [
+                        ($crate::store::sql::REVOKE_USER_REFRESH_TOKENS, false),
+                        ($crate::store::sql::REVOKE_USER_SESSIONS, true),
+                        ($crate::store::sql::REVOKE_USER_BROWSER_SESSIONS, false),
+                    ] {
+                        let done = sqlx::query(statement)
+                            .bind(user_id)
+                            .bind(client_id)
+                            .bind(now_ms)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(Self::db_error)?;
+                        if counted {
+                            ended = done.rows_affected();
+                        }
+                    }
+                    tx.commit().await.map_err(Self::db_error)?;
+                    Ok(ended)
+                })
+            }
+
+            fn user_consents<'a>(
+                &'a self,
+                user_id: &'a str,
+            ) -> $crate::store::StoreFuture<'a, Vec<$crate::store::ClientConsent>> {
+                Box::pin(async move {
+                    let rows: Vec<(String, String, Option<i64>)> =
+                        sqlx::query_as($crate::store::sql::USER_CONSENTS)
+                            .bind(user_id)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(Self::db_error)?;
+                    Ok(rows
+                        .into_iter()
+                        .map(
+                            |(client_id, scopes, revoked_at)| $crate::store::ClientConsent {
+                                client_id,
+                                scopes,
+                                revoked: revoked_at.is_some(),
+                            },
+                        )
+                        .collect())
                 })
             }
 

@@ -1,5 +1,6 @@
 //! The HTTP endpoints: the JWK Set verifies issued tokens, and the RFC 8414
-//! metadata lists the issuer, JWKS, scopes and supported flows.
+//! metadata lists the issuer, JWKS, public scopes and supported flows, and
+//! nothing this server does not serve.
 
 use chataigne_auth::{JWKS_PATH, METADATA_PATH};
 use chataigne_common::demo::USER_MANAGER;
@@ -52,7 +53,13 @@ async fn the_metadata_lists_what_exists(h: &Harness) {
         .iter()
         .map(|s| s.as_str().unwrap())
         .collect();
-    assert_eq!(scopes, chataigne_common::scopes::all().collect::<Vec<_>>());
+    // Public scopes only: the platform-admin scopes are documented in the
+    // protected admin area alone (seed 002).
+    assert_eq!(
+        scopes,
+        chataigne_common::scopes::public().collect::<Vec<_>>()
+    );
+    assert!(scopes.iter().all(|s| !s.starts_with("admin.")));
     assert_eq!(
         metadata["code_challenge_methods_supported"],
         serde_json::json!(["S256"])
@@ -65,6 +72,26 @@ async fn the_metadata_lists_what_exists(h: &Harness) {
         metadata["grant_types_supported"],
         serde_json::json!(["authorization_code", "refresh_token", "client_credentials"])
     );
+    let oidc = get_json(&format!("{}/.well-known/openid-configuration", h.http_url)).await;
+    for document in [&metadata, &oidc] {
+        assert_eq!(document["scopes_supported"], metadata["scopes_supported"]);
+        // No ID token nor userinfo is served: none is advertised.
+        for absent in [
+            "id_token_signing_alg_values_supported",
+            "userinfo_endpoint",
+            "subject_types_supported",
+        ] {
+            assert!(document.get(absent).is_none(), "{absent}: {document}");
+        }
+        assert!(
+            document["response_types_supported"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|t| t == "code"),
+            "no id_token response type"
+        );
+    }
     let missing = reqwest::get(format!("{}/.well-known/nothing", h.http_url))
         .await
         .unwrap();

@@ -1,8 +1,10 @@
 //! The brute-force limits of the authorization server: failed sign-ins per
 //! account and sign-in posts per client address (the form again, with 429 and
 //! `Retry-After`), the client address behind a trusted proxy, and `/token`,
-//! `/revoke` and `/register` per client address and per `client_id` (429,
-//! `Retry-After`, an OAuth JSON error).
+//! `/revoke` and `/register` per client address and refused token requests
+//! per client address × `client_id` (429, `Retry-After`, an OAuth JSON
+//! error); an anonymous flood against a public client spends only its own
+//! budget, and with Redis the budgets are one for every replica.
 
 use chataigne_auth::{Config, Limit};
 use chataigne_common::demo::{DEMO_CLIENT_ID, DEMO_PASSWORD};
@@ -245,8 +247,10 @@ async fn token_and_revocation_requests_are_limited_per_client_address() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refused_token_requests_are_limited_per_client_id() {
-    let h = harness(|c| c.oauth.rate_limits.token_failures_per_client = Limit::new(2, 300)).await;
+async fn refused_token_requests_are_limited_per_address_and_client_id() {
+    let h =
+        harness(|c| c.oauth.rate_limits.token_failures_per_address_and_client = Limit::new(2, 300))
+            .await;
     let registered = h
         .app
         .add_client(chataigne_auth::NewClientRequest {
@@ -295,7 +299,9 @@ async fn refused_token_requests_are_limited_per_client_id() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn successful_token_requests_do_not_count_against_the_client() {
-    let h = harness(|c| c.oauth.rate_limits.token_failures_per_client = Limit::new(2, 300)).await;
+    let h =
+        harness(|c| c.oauth.rate_limits.token_failures_per_address_and_client = Limit::new(2, 300))
+            .await;
     for _ in 0..4 {
         let body = full_flow(&h, "orders.read").await;
         assert!(body["access_token"].is_string());
@@ -337,4 +343,167 @@ async fn disabled_limits_never_refuse() {
         let (status, _, _) = post(&h, "/token", &[("grant_type", "nonsense")], None).await;
         assert_eq!(status, 400);
     }
+}
+
+/// POSTs `form` to `path` as a client at `forwarded_for` (the harness trusts
+/// loopback proxies); returns the status and JSON body.
+async fn post_from(
+    h: &Harness,
+    path: &str,
+    form: &[(&str, &str)],
+    forwarded_for: &str,
+) -> (u16, HeaderMap, serde_json::Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{}{path}", h.http_url))
+        .header("x-forwarded-for", forwarded_for)
+        .form(form)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (status, headers, response.json().await.unwrap_or_default())
+}
+
+const ATTACKER: &str = "198.51.100.66";
+
+/// The anonymous flood of the report: credential-less refresh requests
+/// naming the public demo client.
+const FLOOD: &[(&str, &str)] = &[
+    ("grant_type", "refresh_token"),
+    ("client_id", DEMO_CLIENT_ID),
+    ("refresh_token", "junk"),
+];
+
+/// Floods from [`ATTACKER`] until refused; returns how many were answered.
+async fn flood(h: &Harness, max: usize) -> usize {
+    for sent in 0..max {
+        let response = post_from(h, "/token", FLOOD, ATTACKER).await;
+        if response.0 == 429 {
+            assert_endpoint_limited(&response, 300);
+            return sent;
+        }
+        assert_eq!(response.0, 400, "{}", response.2);
+    }
+    panic!("the flood was never refused");
+}
+
+/// Another user's code exchange and refresh through the flooded public client.
+async fn another_user_is_served(h: &Harness) {
+    let body = full_flow(h, "orders.read").await;
+    let refresh = body["refresh_token"].as_str().unwrap();
+    let (status, refreshed) = token(
+        h,
+        &[
+            ("grant_type", "refresh_token"),
+            ("client_id", DEMO_CLIENT_ID),
+            ("refresh_token", refresh),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{refreshed}");
+    let (status, _, body) = post_from(h, "/token", FLOOD, "192.0.2.7").await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "another address naming the same client is not limited"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anonymous_flood_against_a_public_client_leaves_other_users_alone() {
+    let h = harness(|c| c.oauth.rate_limits.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()])
+        .await;
+    // The default budget: 30 refusals per 5 minutes, then refused.
+    assert_eq!(flood(&h, 40).await, 30);
+    another_user_is_served(&h).await;
+    // The flooding address stays refused, whatever it presents.
+    let refused = post_from(&h, "/token", FLOOD, ATTACKER).await;
+    assert_endpoint_limited(&refused, 300);
+}
+
+/// A configuration sharing the limit counters in the test Redis under `prefix`.
+fn on_redis(config: &mut Config, prefix: &str) {
+    let limits = &mut config.oauth.rate_limits;
+    limits.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()];
+    limits.redis.url = Some(secrecy::SecretString::from(
+        chataigne_common::testing::redis_url(),
+    ));
+    limits.redis.key_prefix = prefix.to_owned();
+    limits.redis.key_secret = Some(secrecy::SecretString::from(format!(
+        "{prefix}-limits-key-secret-0123456789"
+    )));
+}
+
+/// Fails (never skips) when the test Redis is unreachable.
+async fn require_redis() {
+    let client = redis::Client::open(chataigne_common::testing::redis_url()).unwrap();
+    let connected = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        client.get_multiplexed_async_connection(),
+    )
+    .await;
+    assert!(
+        matches!(connected, Ok(Ok(_))),
+        "Redis at {} is required by the shared-limit tests",
+        chataigne_common::testing::redis_url()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_one_budget_holds_for_every_replica() {
+    require_redis().await;
+    let prefix = format!("t{}", uuid::Uuid::new_v4().simple());
+    let (first_prefix, second_prefix) = (prefix.clone(), prefix.clone());
+    let a = harness(move |c| on_redis(c, &first_prefix)).await;
+    let b = harness(move |c| on_redis(c, &second_prefix)).await;
+    // Half the budget on each replica: the 31st refusal is refused on either.
+    for h in [&a, &b, &a] {
+        for _ in 0..10 {
+            let (status, _, body) = post_from(h, "/token", FLOOD, ATTACKER).await;
+            assert_eq!(status, 400, "{body}");
+        }
+    }
+    for h in [&b, &a] {
+        assert_endpoint_limited(&post_from(h, "/token", FLOOD, ATTACKER).await, 300);
+    }
+    another_user_is_served(&a).await;
+    another_user_is_served(&b).await;
+    let mut keys: Vec<String> = {
+        let client = redis::Client::open(chataigne_common::testing::redis_url()).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        redis::cmd("KEYS")
+            .arg(format!("{prefix}:as:*"))
+            .query_async(&mut connection)
+            .await
+            .unwrap()
+    };
+    keys.sort();
+    assert!(!keys.is_empty());
+    for key in &keys {
+        assert!(
+            !key.contains(ATTACKER) && !key.contains(DEMO_CLIENT_ID),
+            "hashed key names: {key}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_redis_falls_back_to_counting_in_process() {
+    let h = harness(|c| {
+        on_redis(c, "unreachable");
+        c.oauth.rate_limits.redis.url = Some(secrecy::SecretString::from(
+            "redis://127.0.0.1:1".to_owned(),
+        ));
+        c.oauth.rate_limits.token_failures_per_address_and_client = Limit::new(3, 300);
+    })
+    .await;
+    let started = std::time::Instant::now();
+    assert_eq!(flood(&h, 10).await, 3);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    another_user_is_served(&h).await;
 }

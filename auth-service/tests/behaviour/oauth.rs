@@ -247,7 +247,7 @@ async fn refresh_tokens_rotate_and_reuse_revokes_the_family(h: &Harness) {
         (status, body["error"].as_str()),
         (400, Some("invalid_scope"))
     );
-    // The failed narrowing consumed refresh2; reuse of refresh1 now ends everything.
+    // The failed widening left refresh2 as it was; reuse of refresh1 ends everything.
     let (status, body) = refresh(refresh1, None).await;
     assert_eq!(
         (status, body["error"].as_str()),

@@ -181,16 +181,22 @@ pub async fn sign_in_and_approve(
 ) -> String {
     let (status, _, html) = b.get(&authorize_query(challenge, scope, "st-1")).await;
     assert_eq!(status, 200, "{html}");
-    let (status, headers, _) = post_form(
-        b,
-        "/authorize/login",
-        &form_of(&html, &[("email", email), ("password", DEMO_PASSWORD)]),
-    )
-    .await;
-    assert_eq!(status, 303);
-    let location = headers["location"].to_str().unwrap().to_owned();
-    let (status, _, consent) = b.get(&location).await;
-    assert_eq!(status, 200);
+    // Already signed in (an earlier flow in this browser): consent directly.
+    let consent = if html.contains("id=\"approve\"") {
+        html
+    } else {
+        let (status, headers, _) = post_form(
+            b,
+            "/authorize/login",
+            &form_of(&html, &[("email", email), ("password", DEMO_PASSWORD)]),
+        )
+        .await;
+        assert_eq!(status, 303);
+        let location = headers["location"].to_str().unwrap().to_owned();
+        let (status, _, consent) = b.get(&location).await;
+        assert_eq!(status, 200);
+        consent
+    };
     assert!(consent.contains("id=\"approve\""), "{consent}");
     let (status, _, back) = post_form(
         b,

@@ -1,11 +1,16 @@
 //! Authentication at the edge: the bearer token of each POST is exchanged with
 //! the auth-service for a principal and a short-lived principal assertion. The
 //! user's token goes nowhere else; backends only ever see the assertion.
+//!
+//! Credentials are read strictly: exactly one `Authorization` header (two
+//! are refused with 400 before either is read), the `Bearer` scheme only
+//! (case-insensitive, RFC 9110 §11.1), separated by spaces from a token68
+//! value (RFC 9110 §11.2; RFC 6750 §2.1). Anything else counts as no token.
 
 use std::time::Duration;
 
-use chataigne_common::Category;
 use chataigne_common::codes::decode_status;
+use chataigne_common::{Category, ErrorCode};
 use chataigne_proto::auth::v1::AuthenticateRequest;
 use http::{HeaderMap, header};
 
@@ -41,13 +46,40 @@ impl Principal {
     }
 }
 
-/// The token of an `Authorization: Bearer <token>` header, if any.
+/// Refuses a request carrying more than one `Authorization` header, before
+/// any of them is read (which one a proxy or a library would pick differs).
+pub fn single_authorization(headers: &HeaderMap) -> Result<(), GatewayError> {
+    if headers
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
+        tracing::info!(
+            reason = "ambiguous_credentials",
+            "request refused: more than one Authorization header"
+        );
+        return Err(GatewayError::AmbiguousCredentials);
+    }
+    Ok(())
+}
+
+/// Whether `value` is a token68: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~"
+/// / "+" / "/" ) *"="`.
+fn is_token68(value: &str) -> bool {
+    let body = value.trim_end_matches('=');
+    !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
+}
+
+/// The token of the one `Authorization: Bearer <token68>` header, if any.
 fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.trim().split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() && !token.contains(' '))
-        .then_some(token)
+    let token = token.trim_start_matches(' ');
+    (scheme.eq_ignore_ascii_case("bearer") && is_token68(token)).then_some(token)
 }
 
 /// The reason counted for a refused token: the auth-service's `reason`
@@ -99,6 +131,13 @@ pub async fn authenticate(
         Ok(Ok(response)) => response.into_inner(),
         Ok(Err(status)) => {
             let decoded = decode_status(&status);
+            if decoded.code == ErrorCode::Overloaded {
+                metrics.dependency_error(Dependency::AuthService);
+                tracing::warn!("auth-service overloaded: the token check was shed");
+                return Err(GatewayError::AuthOverloaded {
+                    retry_after: decoded.retry_after,
+                });
+            }
             return Err(match decoded.code.category() {
                 Category::Authentication
                 | Category::Authorization
@@ -146,18 +185,57 @@ mod tests {
     use super::*;
     use http::HeaderValue;
 
-    #[test]
-    fn only_a_bearer_token_counts() {
+    fn with(values: &[&'static str]) -> HeaderMap {
         let mut headers = HeaderMap::new();
-        assert_eq!(bearer_token(&headers), None);
-        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
-        assert_eq!(bearer_token(&headers), None);
-        headers.insert(
-            header::AUTHORIZATION,
-            HeaderValue::from_static("bearer  tok"),
-        );
-        assert_eq!(bearer_token(&headers), Some("tok"));
-        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer "));
-        assert_eq!(bearer_token(&headers), None);
+        for value in values {
+            headers.append(header::AUTHORIZATION, HeaderValue::from_static(value));
+        }
+        headers
+    }
+
+    #[test]
+    fn only_a_bearer_token68_counts() {
+        assert_eq!(bearer_token(&HeaderMap::new()), None);
+        for refused in [
+            "Basic abc",
+            "Bearer ",
+            "Bearer",
+            "Bearertok",
+            "Bearer\ttok",
+            "Bearer tok en",
+            "Bearer tok,other",
+            "Bearer \"tok\"",
+            "Bearer ===",
+            "Token tok",
+            "Bearer tok=a",
+        ] {
+            assert_eq!(bearer_token(&with(&[refused])), None, "{refused:?}");
+        }
+        for (accepted, token) in [
+            ("bearer  tok", "tok"),
+            ("Bearer tok", "tok"),
+            ("BEARER tok", "tok"),
+            ("bEaReR eyJ.a-b_c~d+e/f==", "eyJ.a-b_c~d+e/f=="),
+        ] {
+            assert_eq!(
+                bearer_token(&with(&[accepted])),
+                Some(token),
+                "{accepted:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn two_authorization_headers_are_refused_before_either_is_read() {
+        assert!(single_authorization(&with(&["Bearer good"])).is_ok());
+        assert!(single_authorization(&HeaderMap::new()).is_ok());
+        assert!(matches!(
+            single_authorization(&with(&["Bearer good", "Bearer other"])),
+            Err(GatewayError::AmbiguousCredentials)
+        ));
+        assert!(matches!(
+            single_authorization(&with(&["Bearer good", "Basic x"])),
+            Err(GatewayError::AmbiguousCredentials)
+        ));
     }
 }

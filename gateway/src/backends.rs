@@ -1,12 +1,14 @@
 //! The gRPC channels to the auth-service and the tool-service: created once,
-//! connecting lazily with a connect timeout, shared by every request.
+//! each balanced over every instance its name resolves to (re-resolved, with
+//! unreachable instances ejected until a probe reaches them), connecting
+//! lazily with a connect timeout, shared by every request.
 
 use std::time::Duration;
 
 use anyhow::Context;
+use chataigne_common::balance::{self, Balanced};
 use chataigne_proto::auth::v1::auth_service_client::AuthServiceClient;
 use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
-use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::config::Config;
@@ -14,23 +16,20 @@ use crate::config::Config;
 /// Clients of both backends; cloning is cheap and shares the connection.
 #[derive(Clone)]
 pub struct Backends {
-    pub auth: AuthServiceClient<Channel>,
-    pub tools: ToolCatalogClient<Channel>,
+    pub auth: AuthServiceClient<Balanced>,
+    pub tools: ToolCatalogClient<Balanced>,
     /// `grpc.health.v1` of each backend, over the same channels, for the
     /// readiness probe.
-    pub auth_health: HealthClient<Channel>,
-    pub tools_health: HealthClient<Channel>,
+    pub auth_health: HealthClient<Balanced>,
+    pub tools_health: HealthClient<Balanced>,
 }
 
-fn channel(url: &str, connect_timeout: Duration) -> anyhow::Result<Channel> {
-    let endpoint = Endpoint::from_shared(url.to_owned())
-        .with_context(|| format!("invalid gRPC endpoint {url:?}"))?
-        .connect_timeout(connect_timeout)
-        .tcp_nodelay(true)
-        .http2_keep_alive_interval(Duration::from_secs(30))
-        .keep_alive_timeout(Duration::from_secs(10))
-        .keep_alive_while_idle(true);
-    Ok(endpoint.connect_lazy())
+fn channel(url: &str, connect_timeout: Duration) -> anyhow::Result<Balanced> {
+    let options = balance::Options {
+        connect_timeout,
+        ..balance::Options::default()
+    };
+    Balanced::dns(url, options).with_context(|| format!("invalid gRPC endpoint {url:?}"))
 }
 
 impl Backends {

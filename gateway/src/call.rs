@@ -5,11 +5,11 @@
 use std::time::{Duration, Instant};
 
 use chataigne_common::ErrorCode;
+use chataigne_common::balance::Balanced;
 use chataigne_common::codes::{DecodedStatus, decode_status};
 use chataigne_proto::tools::v1::CallToolRequest;
 use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
 use tonic::metadata::MetadataValue;
-use tonic::transport::Channel;
 use tracing::Instrument;
 
 use crate::auth::Principal;
@@ -57,28 +57,35 @@ pub struct CallInput<'a> {
 }
 
 /// Calls `tool` on the tool-service, in one span per tool call carrying the
-/// tool name, the request id and the outcome code (never the arguments).
+/// tool name, the request id and the failure code (never the arguments).
 pub async fn call(
-    client: &ToolCatalogClient<Channel>,
+    client: &ToolCatalogClient<Balanced>,
     tool: &Tool,
     input: CallInput<'_>,
 ) -> Result<Success, DecodedStatus> {
+    // The MCP server span of the call (semantic conventions: named
+    // `tools/call {tool}`, `error.type` and an error status on failure).
     let span = tracing::info_span!(
-        "tool_call",
-        tool = %tool.name,
+        "tools/call",
+        otel.name = %format!("tools/call {}", tool.name),
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        mcp.method.name = "tools/call",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %tool.name,
         request_id = %input.request_id,
-        outcome = tracing::field::Empty,
+        error.type = tracing::field::Empty,
     );
     let result = exchange(client, tool, input).instrument(span.clone()).await;
-    let outcome = result
-        .as_ref()
-        .map_or_else(|failure| failure.code.as_str(), |_| "ok");
-    span.record("outcome", outcome);
+    if let Err(failure) = &result {
+        span.record("error.type", failure.code.as_str());
+        span.record("otel.status_code", "error");
+    }
     result
 }
 
 async fn exchange(
-    client: &ToolCatalogClient<Channel>,
+    client: &ToolCatalogClient<Balanced>,
     tool: &Tool,
     input: CallInput<'_>,
 ) -> Result<Success, DecodedStatus> {

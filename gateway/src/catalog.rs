@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use chataigne_common::balance::Balanced;
 use chataigne_proto::tools::v1::{
     self as pb, ListToolsRequest, tool_catalog_client::ToolCatalogClient,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use tonic::transport::Channel;
 
 use crate::config::Profile;
 
@@ -195,7 +195,7 @@ fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> 
 
 /// The shared, TTL-bounded cache of the catalogue.
 pub struct Catalog {
-    client: ToolCatalogClient<Channel>,
+    client: ToolCatalogClient<Balanced>,
     ttl: Duration,
     fetch_timeout: Duration,
     current: RwLock<Option<Arc<Snapshot>>>,
@@ -204,7 +204,11 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    pub fn new(client: ToolCatalogClient<Channel>, ttl: Duration, fetch_timeout: Duration) -> Self {
+    pub fn new(
+        client: ToolCatalogClient<Balanced>,
+        ttl: Duration,
+        fetch_timeout: Duration,
+    ) -> Self {
         Catalog {
             client,
             ttl,

@@ -1,10 +1,11 @@
-//! Typed configuration of the gateway (listeners, backends, public endpoints
-//! and their client profiles, network allowlist, input limits, deadlines),
-//! validated at start-up.
+//! Typed configuration of the gateway (listeners and their connection
+//! limits, backends, public endpoints and their client profiles, network
+//! allowlist, input limits, deadlines), validated at start-up.
 
 use std::net::SocketAddr;
 use std::str::FromStr;
 
+pub use chataigne_common::http_server::{ConnectionLimits, Http2Limits};
 use ipnet::IpNet;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -34,6 +35,9 @@ pub struct Config {
     pub allowed_origins: Vec<String>,
     /// Source-address allowlist of the public listener.
     pub allowlist: Allowlist,
+    /// Connection discipline of the public listener: header and body read
+    /// timeouts, idle timeout, head bounds, connection caps, HTTP/2 limits.
+    pub connections: ConnectionLimits,
     /// Largest accepted request body.
     pub max_body_bytes: usize,
     /// Deepest accepted JSON nesting (arrays and objects).
@@ -185,6 +189,7 @@ impl Default for Config {
             endpoints: vec![EndpointConfig::default()],
             allowed_origins: Vec::new(),
             allowlist: Allowlist::default(),
+            connections: ConnectionLimits::default(),
             max_body_bytes: 1024 * 1024,
             max_json_depth: 64,
             tool_catalog_ttl_secs: 30,
@@ -258,6 +263,9 @@ impl Config {
         }
         self.validate_endpoints()?;
         self.allowlist.validate()?;
+        self.connections
+            .validate("connections")
+            .map_err(anyhow::Error::msg)?;
         crate::store_config::validate(&self.redis, &self.idempotency)?;
         let positive = [
             ("max_body_bytes", self.max_body_bytes as u64),

@@ -1,7 +1,9 @@
 //! The gateway's Prometheus metrics, served on the internal listener's
-//! `/metrics`: MCP requests by method and outcome, tool-call latency by tool
+//! `/metrics`: build info and process metrics, public HTTP request latency
+//! by method, route and status, MCP requests by method and outcome, tool-call latency by tool
 //! and outcome code, authentication failures by reason, rate-limit and
-//! allowlist refusals, dependency errors, and the store decisions an operator
+//! allowlist refusals, connections closed by the connection discipline,
+//! dependency errors, and the store decisions an operator
 //! watches (fail-open, replays).
 //!
 //! Every label value is bounded: methods from a fixed list, tool names from
@@ -21,6 +23,7 @@ pub const UNKNOWN_TOOL: &str = "unknown";
 /// auth-service gave. Anything this list does not know becomes `other`.
 const AUTH_REASONS: &[&str] = &[
     "missing_token",
+    "ambiguous_credentials",
     "rate_limited",
     "token_invalid",
     "token_expired",
@@ -29,6 +32,15 @@ const AUTH_REASONS: &[&str] = &[
     "user_inactive",
     "client_disabled",
     "consent_revoked",
+];
+
+/// Why the connection discipline closed a public connection. Anything else
+/// becomes `other`.
+const CONNECTION_REASONS: &[&str] = &[
+    "connection_limit",
+    "address_connection_limit",
+    "header_timeout",
+    "tls_handshake_failed",
 ];
 
 /// A service or store the gateway depends on.
@@ -62,16 +74,17 @@ pub enum Limit<'a> {
 #[derive(Debug, Clone, Copy)]
 pub enum Store {
     RateLimit,
-    Idempotency,
 }
 
 pub struct Metrics {
     registry: Registry,
     requests: IntCounterVec,
+    http_requests: HistogramVec,
     tool_calls: HistogramVec,
     auth_failures: IntCounterVec,
     rate_limited: IntCounterVec,
     allowlist_refusals: IntCounterVec,
+    connections_closed: IntCounterVec,
     dependency_errors: IntCounterVec,
     store_fail_open: IntCounterVec,
     idempotency_replays: IntCounter,
@@ -80,12 +93,19 @@ pub struct Metrics {
 impl Metrics {
     pub fn new() -> prometheus::Result<Metrics> {
         let registry = Registry::new();
+        metrics::register_process_and_build_info(&registry, "chataigne_gateway")?;
         let metrics = Metrics {
             requests: metrics::counter_vec(
                 &registry,
                 "chataigne_gateway_requests_total",
                 "MCP requests by JSON-RPC method and outcome.",
                 &["method", "outcome"],
+            )?,
+            http_requests: metrics::histogram(
+                &registry,
+                "chataigne_gateway_http_request_duration_seconds",
+                "Public HTTP requests from arrival to response headers, by method, route template and status.",
+                &["method", "path", "status"],
             )?,
             tool_calls: metrics::histogram(
                 &registry,
@@ -108,7 +128,13 @@ impl Metrics {
             allowlist_refusals: metrics::counter_vec(
                 &registry,
                 "chataigne_gateway_allowlist_refusals_total",
-                "Requests refused by the source-address allowlist, by reason.",
+                "Connections and requests refused by the source-address allowlist, by reason.",
+                &["reason"],
+            )?,
+            connections_closed: metrics::counter_vec(
+                &registry,
+                "chataigne_gateway_connections_closed_total",
+                "Public connections closed by the connection discipline (caps, header timeout, TLS), by reason.",
                 &["reason"],
             )?,
             dependency_errors: metrics::counter_vec(
@@ -126,7 +152,7 @@ impl Metrics {
             idempotency_replays: metrics::counter(
                 &registry,
                 "chataigne_gateway_idempotency_replays_total",
-                "Results replayed from the idempotency cache.",
+                "Idempotent writes answered from the tool-service's record (meta.replayed).",
             )?,
             registry,
         };
@@ -140,17 +166,23 @@ impl Metrics {
                 .dependency_errors
                 .with_label_values(&[dependency.label()]);
         }
-        for store in ["rate_limit", "idempotency"] {
-            metrics.store_fail_open.with_label_values(&[store]);
-        }
+        metrics.store_fail_open.with_label_values(&["rate_limit"]);
         metrics.rate_limited.with_label_values(&["address", ""]);
+        for reason in CONNECTION_REASONS {
+            metrics.connections_closed.with_label_values(&[reason]);
+        }
         Ok(metrics)
     }
 
     /// One MCP request: `method` is the request log's bounded method name,
     /// `outcome` its outcome; a `tools/call` also records its latency under
     /// `tool` (a catalogue name, or `None` for an unknown one).
+    ///
+    /// The same facts go on the request's HTTP server span, under the MCP
+    /// semantic conventions (`mcp.method.name`, `gen_ai.tool.name`,
+    /// `error.type`), since this is where they are all known.
     pub fn request(&self, method: &str, tool: Option<&str>, outcome: &str, elapsed: Duration) {
+        crate::http_telemetry::record_mcp(method, tool, outcome);
         self.requests.with_label_values(&[method, outcome]).inc();
         if method == "tools/call" {
             let tool = tool.unwrap_or(UNKNOWN_TOOL);
@@ -158,6 +190,14 @@ impl Metrics {
                 .with_label_values(&[tool, outcome])
                 .observe(elapsed.as_secs_f64());
         }
+    }
+
+    /// One public HTTP request: `method` and `path` (a route template, or
+    /// `unmatched`) are bounded by [`crate::http_telemetry`].
+    pub fn http_request(&self, method: &str, path: &str, status: u16, elapsed: Duration) {
+        self.http_requests
+            .with_label_values(&[method, path, &status.to_string()])
+            .observe(elapsed.as_secs_f64());
     }
 
     /// A request refused at authentication: `missing_token`, `rate_limited`,
@@ -185,10 +225,20 @@ impl Metrics {
         self.allowlist_refusals.with_label_values(&[reason]).inc();
     }
 
-    /// The allowlist refusal counter of `reason`, for the listener's
-    /// connection-level refusals.
-    pub fn allowlist_refusal_counter(&self, reason: &'static str) -> IntCounter {
-        self.allowlist_refusals.with_label_values(&[reason])
+    /// A public connection closed by the connection discipline, or refused
+    /// by the allowlist at accept (`address_not_allowed`,
+    /// `proxy_header_invalid`, counted as allowlist refusals).
+    pub fn connection_closed(&self, reason: &'static str) {
+        if matches!(reason, "address_not_allowed" | "proxy_header_invalid") {
+            self.allowlist_refusal(reason);
+            return;
+        }
+        let reason = if CONNECTION_REASONS.contains(&reason) {
+            reason
+        } else {
+            "other"
+        };
+        self.connections_closed.with_label_values(&[reason]).inc();
     }
 
     pub fn dependency_error(&self, dependency: Dependency) {
@@ -202,7 +252,6 @@ impl Metrics {
     pub fn served_without(&self, store: Store) {
         let label = match store {
             Store::RateLimit => "rate_limit",
-            Store::Idempotency => "idempotency",
         };
         self.store_fail_open.with_label_values(&[label]).inc();
         self.dependency_error(Dependency::Redis);
@@ -273,11 +322,11 @@ mod tests {
     fn store_fail_opens_also_count_as_redis_errors() {
         let metrics = Metrics::new().unwrap();
         metrics.served_without(Store::RateLimit);
-        metrics.served_without(Store::Idempotency);
+        metrics.served_without(Store::RateLimit);
         metrics.rate_limited(Limit::Address);
         metrics.rate_limited(Limit::Tool("chataigne_orders_list"));
         let text = metrics.render();
-        assert!(text.contains("chataigne_gateway_store_fail_open_total{store=\"rate_limit\"} 1"));
+        assert!(text.contains("chataigne_gateway_store_fail_open_total{store=\"rate_limit\"} 2"));
         assert!(text.contains("chataigne_gateway_dependency_errors_total{dependency=\"redis\"} 2"));
         assert!(
             text.contains("chataigne_gateway_rate_limited_total{limit=\"address\",tool=\"\"} 1")

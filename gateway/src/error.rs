@@ -35,6 +35,12 @@ pub enum GatewayError {
     UnsupportedProtocolVersion,
     #[error("request body too large")]
     PayloadTooLarge,
+    /// The body did not arrive whole within `connections.body_read_timeout_ms`.
+    #[error("request body not received in time")]
+    BodyTimeout,
+    /// More than one `Authorization` header: no token is read.
+    #[error("more than one Authorization header")]
+    AmbiguousCredentials,
     #[error("parse error: {0}")]
     Parse(&'static str),
     #[error("{}", .0.message)]
@@ -56,6 +62,9 @@ pub enum GatewayError {
     AddressRateLimited { retry_after: Duration },
     #[error("the auth-service is unavailable")]
     AuthUnavailable,
+    /// The auth-service shed the call (RESOURCE_EXHAUSTED).
+    #[error("the auth-service is overloaded")]
+    AuthOverloaded { retry_after: Option<Duration> },
     #[error("tool failure raised as a JSON-RPC error")]
     ToolFatal(Id, ErrorObject),
     /// A refusal of a request whose id was read, answered as a JSON-RPC error
@@ -100,6 +109,11 @@ impl GatewayError {
                 ErrorCode::DependencyUnavailable,
                 "The sign-in service is unavailable. Retry shortly.",
                 Some(Duration::from_secs(1)),
+            ),
+            GatewayError::AuthOverloaded { retry_after } => (
+                ErrorCode::Overloaded,
+                "The sign-in service is overloaded. Retry after the suggested delay.",
+                Some(retry_after.unwrap_or(Duration::from_secs(1))),
             ),
             GatewayError::Timeout => (
                 ErrorCode::ToolTimeout,
@@ -147,6 +161,8 @@ impl GatewayError {
             GatewayError::OriginForbidden => "origin_forbidden",
             GatewayError::UnsupportedProtocolVersion => "unsupported_protocol_version",
             GatewayError::PayloadTooLarge => "payload_too_large",
+            GatewayError::BodyTimeout => "body_timeout",
+            GatewayError::AmbiguousCredentials => "ambiguous_credentials",
             GatewayError::Parse(_) => "parse_error",
             GatewayError::InvalidRequest(_) => "invalid_request",
             GatewayError::MethodNotFound(_) => "method_not_found",
@@ -154,7 +170,8 @@ impl GatewayError {
             GatewayError::Unauthenticated { .. } => "unauthenticated",
             GatewayError::AuthRateLimited { .. } => "auth_rate_limited",
             GatewayError::AddressRateLimited { .. } => "address_rate_limited",
-            GatewayError::AuthUnavailable { .. } => "auth_unavailable",
+            GatewayError::AuthUnavailable => "auth_unavailable",
+            GatewayError::AuthOverloaded { .. } => "auth_overloaded",
             GatewayError::ToolFatal(..) => "tool_error",
             GatewayError::Answered { .. } => "refused",
             GatewayError::InsufficientScope { .. } => "insufficient_scope",
@@ -173,10 +190,13 @@ fn rpc_error(code: i64, message: impl Into<String>) -> ErrorObject {
 }
 
 /// The bearer challenge of a 401 (RFC 6750 §3, RFC 9728 §5.1): where the
-/// protected-resource metadata is and which scopes the endpoint's tools need
-/// (business scopes; the platform-admin ones are not suggested to clients).
+/// protected-resource metadata is and which scopes to start with (the
+/// business read scopes, seed 002: write scopes are asked for only by trusted
+/// clients that need them; the platform-admin ones are never suggested).
 fn bearer_challenge(metadata_url: &str, token_presented: bool) -> String {
-    let scope = chataigne_common::scopes::BUSINESS_SCOPES.join(" ");
+    let scope = chataigne_common::scopes::suggested()
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut challenge = format!("Bearer resource_metadata=\"{metadata_url}\", scope=\"{scope}\"");
     if token_presented {
         challenge.push_str(", error=\"invalid_token\"");
@@ -273,6 +293,25 @@ impl IntoResponse for GatewayError {
                 ),
                 vec![],
             ),
+            GatewayError::BodyTimeout => (
+                StatusCode::REQUEST_TIMEOUT,
+                None,
+                rpc_error(
+                    jsonrpc::INVALID_REQUEST,
+                    "Request Timeout: the request body did not arrive in time",
+                ),
+                // The rest of the body is never read: the connection ends.
+                vec![(header::CONNECTION, HeaderValue::from_static("close"))],
+            ),
+            GatewayError::AmbiguousCredentials => (
+                StatusCode::BAD_REQUEST,
+                None,
+                rpc_error(
+                    jsonrpc::INVALID_REQUEST,
+                    "Bad Request: send exactly one Authorization header",
+                ),
+                vec![],
+            ),
             GatewayError::Parse(detail) => (
                 StatusCode::BAD_REQUEST,
                 None,
@@ -353,6 +392,21 @@ impl IntoResponse for GatewayError {
                 ),
                 vec![(header::RETRY_AFTER, HeaderValue::from_static("1"))],
             ),
+            GatewayError::AuthOverloaded { retry_after } => {
+                let secs = retry_after.map_or(1, |d| d.as_millis().div_ceil(1000).max(1));
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    None,
+                    rpc_error(
+                        jsonrpc::INTERNAL_ERROR,
+                        "The authorization service is overloaded. Retry later.",
+                    ),
+                    vec![(
+                        header::RETRY_AFTER,
+                        HeaderValue::from(u64::try_from(secs).unwrap_or(u64::MAX)),
+                    )],
+                )
+            }
             GatewayError::Answered {
                 id,
                 error,
@@ -447,7 +501,7 @@ mod tests {
     #[tokio::test]
     async fn refusals_after_the_message_is_read_answer_its_id() {
         type Make = fn() -> GatewayError;
-        let cases: [(Make, &str, i64, StatusCode); 5] = [
+        let cases: [(Make, &str, i64, StatusCode); 6] = [
             (
                 || GatewayError::AddressRateLimited {
                     retry_after: Duration::from_millis(2500),
@@ -466,6 +520,12 @@ mod tests {
                 || GatewayError::AuthUnavailable,
                 "MCP_DEPENDENCY_UNAVAILABLE",
                 -32502,
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (
+                || GatewayError::AuthOverloaded { retry_after: None },
+                "MCP_OVERLOADED",
+                -32501,
                 StatusCode::SERVICE_UNAVAILABLE,
             ),
             (

@@ -1,10 +1,12 @@
 //! The MCP endpoint: one POST, one JSON-RPC message, one JSON response.
-//! Order of checks: endpoint (path + Host), method, transport headers, body
-//! size, UTF-8, nesting depth, JSON, JSON-RPC shape (from here on a refusal
-//! answers the request's id), per-address limit, bearer token, method.
+//! Order of checks: endpoint (path + Host), method, transport headers, one
+//! `Authorization` header at most, body size and read time (408), UTF-8,
+//! nesting depth, JSON, JSON-RPC shape (from here on a refusal answers the
+//! request's id), per-address limit, bearer token, method.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -91,8 +93,13 @@ fn is_length_limit(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-async fn read_body(body: Body, max: usize) -> Result<Vec<u8>, GatewayError> {
-    match Limited::new(body, max).collect().await {
+/// Reads the whole body, at most `max` bytes within `within` (a client that
+/// stalls or trickles its body is answered 408).
+async fn read_body(body: Body, max: usize, within: Duration) -> Result<Vec<u8>, GatewayError> {
+    let collected = tokio::time::timeout(within, Limited::new(body, max).collect())
+        .await
+        .map_err(|_elapsed| GatewayError::BodyTimeout)?;
+    match collected {
         Ok(collected) => Ok(collected.to_bytes().to_vec()),
         Err(error) if is_length_limit(error.as_ref()) => Err(GatewayError::PayloadTooLarge),
         Err(_) => Err(GatewayError::Parse("the request body could not be read")),
@@ -142,8 +149,12 @@ async fn serve(
     let config = &state.config;
     let client = request.extensions().get::<ClientAddress>().copied();
     transport::check(request.headers(), &endpoint, &config.allowed_origins)?;
+    auth::single_authorization(request.headers()).inspect_err(|_| {
+        state.metrics.auth_failure("ambiguous_credentials");
+    })?;
     let (parts, body) = request.into_parts();
-    let bytes = read_body(body, config.max_body_bytes).await?;
+    let body_timeout = config.connections.body_read_timeout();
+    let bytes = read_body(body, config.max_body_bytes, body_timeout).await?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| GatewayError::Parse("the request body is not valid UTF-8"))?;
     if json_depth::exceeds(text.as_bytes(), config.max_json_depth) {

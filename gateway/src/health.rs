@@ -9,9 +9,9 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
+use chataigne_common::balance::Balanced;
 use http::StatusCode;
 use serde_json::json;
-use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus as Wire;
 use tonic_health::pb::health_client::HealthClient;
@@ -54,7 +54,7 @@ async fn readyz(State(state): State<SharedState>) -> Response {
 
 /// Whether a backend reports its overall status (empty service name) SERVING
 /// within the probe timeout.
-async fn serving(mut client: HealthClient<Channel>) -> bool {
+async fn serving(mut client: HealthClient<Balanced>) -> bool {
     let check = client.check(HealthCheckRequest {
         service: String::new(),
     });

@@ -19,7 +19,7 @@ mod error;
 mod guard;
 mod handler;
 mod health;
-mod idempotency;
+mod http_telemetry;
 mod initialize;
 mod json_depth;
 mod jsonrpc;
@@ -40,8 +40,8 @@ mod tools;
 mod transport;
 
 pub use config::{
-    Allowlist, Config, Deadlines, EndpointConfig, GOOGLE_EGRESS_CIDRS, IdempotencyConfig, Profile,
-    RateLimits, RedisConfig,
+    Allowlist, Config, ConnectionLimits, Deadlines, EndpointConfig, GOOGLE_EGRESS_CIDRS,
+    Http2Limits, IdempotencyConfig, Profile, RateLimits, RedisConfig,
 };
 pub use initialize::{INSTRUCTIONS, SUPPORTED_VERSIONS};
 pub use server::{Listeners, run};

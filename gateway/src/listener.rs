@@ -1,147 +1,135 @@
-//! The public listener: accepts TCP connections; when the PROXY protocol is
-//! on, reads the v1/v2 header that trusted proxies put in front of each
-//! connection (parsed by the `ppp` crate) to learn the client's address; and
-//! when TLS is configured, performs the TLS handshake. Header reads and
-//! handshakes run concurrently with accepting, each under a deadline, so a
-//! slow connection never holds up the others.
+//! The public listener's admission of each connection (the gateway's part
+//! of `chataigne_common::http_server`, which adds the connection caps and
+//! time bounds): the source-address allowlist is decided at accept, before
+//! any byte is read, for every peer that is not a trusted proxy; a trusted
+//! proxy speaking the PROXY protocol (v1/v2, parsed by the `ppp` crate) must
+//! open with its header, and the client it names is decided right after it.
+//! A refused address is closed at once. Then, when TLS is configured, the
+//! handshake. Connections from trusted proxies without the PROXY protocol
+//! are decided per request from `X-Forwarded-For` (`allowlist::enforce`).
 
-use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
-use axum::extract::connect_info::Connected;
-use axum::serve::{IncomingStream, Listener};
-use chataigne_common::metrics::prometheus::IntCounter;
-use futures::StreamExt;
-use futures::stream::FuturesUnordered;
-use ipnet::IpNet;
+use chataigne_common::http_server::{Admission, Opened, Screen};
 use ppp::{HeaderResult, PartialResult, v1, v2};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
+use crate::allowlist::{self, Origin, Policy, Relayed};
 use crate::config::Allowlist;
 
-/// Longest wait for a complete PROXY header, and then for the TLS handshake,
-/// after the connection opens.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest PROXY header read (v2: 16 bytes + a 16-bit length).
 const MAX_HEADER_BYTES: usize = 16 + u16::MAX as usize;
 
-/// Where a connection comes from: the socket peer and, when a trusted proxy
-/// sent a PROXY header naming one, the source it relays.
+/// Where a connection comes from: the socket peer and the origin of its
+/// requests as decided at accept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Peer {
     pub socket: SocketAddr,
-    pub proxied: Option<SocketAddr>,
+    pub origin: Origin,
 }
 
-impl Connected<IncomingStream<'_, PublicListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, PublicListener>) -> Self {
-        *stream.remote_addr()
-    }
-}
-
-type Handshake = Pin<Box<dyn Future<Output = Option<(Connection, Peer)>> + Send>>;
-
-/// The public listener with its optional PROXY protocol handling and TLS.
-pub struct PublicListener {
-    tcp: TcpListener,
-    /// Peers that must open with a PROXY header; `None`: protocol off.
-    proxy_peers: Option<Arc<[IpNet]>>,
+/// The gateway's admission: allowlist at accept, PROXY header, TLS.
+pub struct PublicAdmission {
+    policy: Policy,
+    proxy_protocol: bool,
     tls: Option<TlsAcceptor>,
-    handshakes: FuturesUnordered<Handshake>,
-    /// Counts connections dropped for a missing or invalid PROXY header.
-    proxy_refusals: Option<IntCounter>,
 }
 
-impl PublicListener {
-    pub fn new(
-        tcp: TcpListener,
-        allowlist: &Allowlist,
-        tls: Option<TlsAcceptor>,
-    ) -> PublicListener {
-        PublicListener {
-            tcp,
-            proxy_peers: allowlist
-                .proxy_protocol
-                .then(|| allowlist.trusted_proxies.iter().map(IpNet::trunc).collect()),
+impl PublicAdmission {
+    pub fn new(allowlist: &Allowlist, tls: Option<TlsAcceptor>) -> PublicAdmission {
+        PublicAdmission {
+            policy: Policy::new(allowlist),
+            proxy_protocol: allowlist.proxy_protocol,
             tls,
-            handshakes: FuturesUnordered::new(),
-            proxy_refusals: None,
         }
     }
 
-    /// Counts in `counter` each connection refused for its PROXY header.
-    pub fn counting_proxy_refusals(mut self, counter: IntCounter) -> PublicListener {
-        self.proxy_refusals = Some(counter);
-        self
-    }
-
-    fn expects_header(&self, peer: SocketAddr) -> bool {
-        let ip = peer.ip().to_canonical();
-        self.proxy_peers
-            .as_ref()
-            .is_some_and(|nets| nets.iter().any(|net| net.contains(&ip)))
+    fn expects_header(&self, peer: IpAddr) -> bool {
+        self.proxy_protocol && self.policy.is_trusted(peer)
     }
 }
 
-impl Listener for PublicListener {
+impl Admission for PublicAdmission {
     type Io = Connection;
-    type Addr = Peer;
+    type Info = Peer;
 
-    async fn accept(&mut self) -> (Connection, Peer) {
-        loop {
-            tokio::select! {
-                accepted = self.tcp.accept() => match accepted {
-                    Ok((stream, socket)) if self.expects_header(socket) || self.tls.is_some() => {
-                        let header = self.expects_header(socket);
-                        let tls = self.tls.clone();
-                        let refusals = self.proxy_refusals.clone();
-                        let pending = handshake(stream, socket, header, tls, refusals);
-                        self.handshakes.push(Box::pin(pending));
-                    }
-                    Ok((stream, socket)) => {
-                        let peer = Peer { socket, proxied: None };
-                        return (Connection::Plain(Replay::new(stream, Vec::new())), peer);
-                    }
-                    Err(error) => accept_error(error).await,
-                },
-                Some(done) = self.handshakes.next(), if !self.handshakes.is_empty() => {
-                    if let Some(connection) = done {
-                        return connection;
-                    }
-                }
+    /// Peers that are not trusted proxies are the clients: refused ones are
+    /// closed before any byte is read; the others are held to the
+    /// per-address cap. Trusted proxies are held to the total cap only.
+    fn screen(&self, peer: SocketAddr) -> Screen {
+        let socket = allowlist::canonical(peer.ip());
+        match self.policy.origin(socket) {
+            Origin::Forwarded(_) => Screen::Admit { client: None },
+            Origin::Client(client) if self.policy.admits(client) => Screen::Admit {
+                client: Some(client),
+            },
+            Origin::Client(client) => {
+                allowlist::log_refusal("address_not_allowed", Some(client), socket);
+                Screen::Refuse("address_not_allowed")
             }
         }
     }
 
-    fn local_addr(&self) -> io::Result<Peer> {
-        Ok(Peer {
-            socket: self.tcp.local_addr()?,
-            proxied: None,
+    /// Reads the PROXY header a trusted proxy sends first and decides the
+    /// client it names, then performs the TLS handshake. The connection is
+    /// closed, never served, when the header is missing or invalid, names a
+    /// refused client, or the handshake fails (all within the header read
+    /// timeout of the server).
+    async fn open(
+        &self,
+        stream: TcpStream,
+        peer: SocketAddr,
+    ) -> Result<Opened<Connection, Peer>, &'static str> {
+        let socket = allowlist::canonical(peer.ip());
+        let (replay, origin, client) = if self.expects_header(socket) {
+            let Some((replay, relayed)) = read_proxy_header(stream).await else {
+                tracing::info!(
+                    reason = "proxy_header_invalid",
+                    peer = %socket,
+                    "connection refused: no valid PROXY protocol header from a trusted proxy"
+                );
+                return Err("proxy_header_invalid");
+            };
+            match self.policy.origin_via_proxy(socket, relayed) {
+                Origin::Client(client) if !self.policy.admits(client) => {
+                    allowlist::log_refusal("address_not_allowed", Some(client), socket);
+                    return Err("address_not_allowed");
+                }
+                origin @ Origin::Client(client) => (replay, origin, Some(client)),
+                origin @ Origin::Forwarded(_) => (replay, origin, None),
+            }
+        } else {
+            (
+                Replay::new(stream, Vec::new()),
+                self.policy.origin(socket),
+                None,
+            )
+        };
+        let io = match &self.tls {
+            None => Connection::Plain(replay),
+            Some(acceptor) => match acceptor.accept(replay).await {
+                Ok(stream) => Connection::Tls(Box::new(stream)),
+                Err(_) => {
+                    tracing::debug!(peer = %socket, "TLS handshake failed");
+                    return Err("tls_handshake_failed");
+                }
+            },
+        };
+        Ok(Opened {
+            io,
+            info: Peer {
+                socket: peer,
+                origin,
+            },
+            client,
         })
     }
-}
-
-/// Connection-level errors concern one client; others (e.g. no file
-/// descriptors left) get a pause before accepting again.
-async fn accept_error(error: io::Error) {
-    if matches!(
-        error.kind(),
-        io::ErrorKind::ConnectionRefused
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-    ) {
-        return;
-    }
-    tracing::error!(%error, "accept failed");
-    tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
 /// The relayed source of a parsed header; `None` for `LOCAL`/`UNKNOWN`
@@ -173,75 +161,27 @@ fn header_length(header: &HeaderResult<'_>) -> Option<usize> {
     }
 }
 
-/// Reads the PROXY header a trusted proxy sends first (when `header`), then
-/// performs the TLS handshake (when `tls`). The connection is dropped, never
-/// served, when the header is missing, invalid or late, or the handshake fails.
-async fn handshake(
-    stream: TcpStream,
-    socket: SocketAddr,
-    header: bool,
-    tls: Option<TlsAcceptor>,
-    refusals: Option<IntCounter>,
-) -> Option<(Connection, Peer)> {
-    let (replay, proxied) = if header {
-        let Some(read) = read_proxy_header(stream, socket).await else {
-            if let Some(refusals) = refusals {
-                refusals.inc();
-            }
+/// Reads a PROXY header (bounded in size; the server bounds the time); the
+/// bytes after it are kept for the connection.
+async fn read_proxy_header(mut stream: TcpStream) -> Option<(Replay, Relayed)> {
+    let mut buffer = Vec::with_capacity(256);
+    let mut chunk = [0u8; 1024];
+    loop {
+        let read = stream.read(&mut chunk).await.ok()?;
+        if read == 0 {
             return None;
-        };
-        read
-    } else {
-        (Replay::new(stream, Vec::new()), None)
-    };
-    let peer = Peer { socket, proxied };
-    let Some(acceptor) = tls else {
-        return Some((Connection::Plain(replay), peer));
-    };
-    match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(replay)).await {
-        Ok(Ok(stream)) => Some((Connection::Tls(Box::new(stream)), peer)),
-        Ok(Err(_)) | Err(_) => {
-            tracing::debug!(peer = %socket.ip(), "TLS handshake failed");
-            None
         }
-    }
-}
-
-/// Reads a PROXY header; the bytes after it are kept for the connection.
-async fn read_proxy_header(
-    mut stream: TcpStream,
-    socket: SocketAddr,
-) -> Option<(Replay, Option<SocketAddr>)> {
-    let read = async {
-        let mut buffer = Vec::with_capacity(256);
-        let mut chunk = [0u8; 1024];
-        loop {
-            let read = stream.read(&mut chunk).await.ok()?;
-            if read == 0 {
-                return None;
-            }
-            buffer.extend_from_slice(&chunk[..read]);
-            let header = HeaderResult::parse(&buffer);
-            if header.is_complete() {
-                let length = header_length(&header)?;
-                let proxied = relayed_source(&header);
-                let rest = buffer.split_off(length);
-                return Some((rest, proxied));
-            }
-            if buffer.len() > MAX_HEADER_BYTES {
-                return None;
-            }
+        buffer.extend_from_slice(&chunk[..read]);
+        let header = HeaderResult::parse(&buffer);
+        if header.is_complete() {
+            let length = header_length(&header)?;
+            let relayed = relayed_source(&header)
+                .map_or(Relayed::Unknown, |source| Relayed::Source(source.ip()));
+            let rest = buffer.split_off(length);
+            return Some((Replay::new(stream, rest), relayed));
         }
-    };
-    match tokio::time::timeout(HEADER_TIMEOUT, read).await {
-        Ok(Some((rest, proxied))) => Some((Replay::new(stream, rest), proxied)),
-        Ok(None) | Err(_) => {
-            tracing::info!(
-                reason = "proxy_header_invalid",
-                peer = %socket.ip(),
-                "connection refused: no valid PROXY protocol header from a trusted proxy"
-            );
-            None
+        if buffer.len() > MAX_HEADER_BYTES {
+            return None;
         }
     }
 }
@@ -383,32 +323,84 @@ impl AsyncWrite for Replay {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn a_trusted_peer_without_a_proxy_header_is_counted_and_dropped() {
+    fn admission(proxy_protocol: bool) -> PublicAdmission {
+        PublicAdmission::new(
+            &Allowlist {
+                enabled: true,
+                cidrs: vec!["203.0.113.0/24".parse().unwrap()],
+                trusted_proxies: vec!["127.0.0.1/32".parse().unwrap()],
+                proxy_protocol,
+            },
+            None,
+        )
+    }
+
+    /// Opens one loopback connection through `admission` after the client
+    /// wrote `bytes`.
+    async fn open_with(admission: &PublicAdmission, bytes: &[u8]) -> Result<Peer, &'static str> {
         use tokio::io::AsyncWriteExt;
-        let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = tcp.local_addr().unwrap();
-        let allowlist = Allowlist {
-            enabled: true,
-            cidrs: vec!["127.0.0.1/32".parse().unwrap()],
-            trusted_proxies: vec!["127.0.0.1/32".parse().unwrap()],
-            proxy_protocol: true,
-        };
-        let refused = IntCounter::new("t_refused", "Refused.").unwrap();
-        let mut listener =
-            PublicListener::new(tcp, &allowlist, None).counting_proxy_refusals(refused.clone());
-        let accepting = tokio::spawn(async move { listener.accept().await.1 });
-        let mut stream = TcpStream::connect(addr).await.unwrap();
-        stream.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
-        let counted = tokio::time::timeout(Duration::from_secs(5), async {
-            while refused.get() == 0 {
-                tokio::time::sleep(Duration::from_millis(10)).await;
+        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(tcp.local_addr().unwrap()).await.unwrap();
+        client.write_all(bytes).await.unwrap();
+        client.shutdown().await.unwrap();
+        let (stream, peer) = tcp.accept().await.unwrap();
+        admission.open(stream, peer).await.map(|opened| opened.info)
+    }
+
+    #[tokio::test]
+    async fn a_trusted_peer_must_send_a_proxy_header_naming_an_allowed_client() {
+        let with_proxy = admission(true);
+        assert_eq!(
+            open_with(&with_proxy, b"GET / HTTP/1.1\r\n\r\n").await,
+            Err("proxy_header_invalid")
+        );
+        assert_eq!(
+            open_with(&with_proxy, b"PROXY TCP4 198.51.100.1 10.0.0.1 1 443\r\n").await,
+            Err("address_not_allowed"),
+            "refused right after the header"
+        );
+        assert_eq!(
+            open_with(&with_proxy, b"PROXY UNKNOWN\r\n").await,
+            Err("address_not_allowed"),
+            "no source: the proxy itself is the client"
+        );
+        let peer = open_with(&with_proxy, b"PROXY TCP4 203.0.113.9 10.0.0.1 1 443\r\n")
+            .await
+            .unwrap();
+        assert_eq!(peer.origin, Origin::Client("203.0.113.9".parse().unwrap()));
+        // Without the protocol, the trusted proxy forwards with X-Forwarded-For.
+        let peer = open_with(&admission(false), b"GET / HTTP/1.1\r\n\r\n")
+            .await
+            .unwrap();
+        assert_eq!(peer.origin, Origin::Forwarded("127.0.0.1".parse().unwrap()));
+    }
+
+    #[test]
+    fn refused_peers_are_screened_before_any_byte_is_read() {
+        let admission = admission(true);
+        let screen = |addr: &str| admission.screen(addr.parse().unwrap());
+        assert_eq!(
+            screen("198.51.100.1:4000"),
+            Screen::Refuse("address_not_allowed")
+        );
+        assert_eq!(
+            screen("203.0.113.7:4000"),
+            Screen::Admit {
+                client: Some("203.0.113.7".parse().unwrap())
             }
-        })
-        .await;
-        assert!(counted.is_ok(), "the refusal is counted");
-        assert!(!accepting.is_finished(), "the connection is never served");
-        accepting.abort();
+        );
+        assert_eq!(
+            screen("[::ffff:203.0.113.7]:4000"),
+            Screen::Admit {
+                client: Some("203.0.113.7".parse().unwrap())
+            },
+            "dual-stack sockets compare as IPv4"
+        );
+        assert_eq!(
+            screen("127.0.0.1:4000"),
+            Screen::Admit { client: None },
+            "a trusted proxy is decided after its header"
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Start-up and serving: resolves the public URL, builds the shared state and
-//! both routers, and serves the public and internal listeners until shutdown,
-//! letting in-flight requests finish.
+//! both routers, and serves the public listener (under the connection
+//! discipline of `chataigne_common::http_server`, with the gateway's
+//! admission: allowlist at accept, PROXY protocol, TLS) and the internal one
+//! until shutdown, letting in-flight requests finish.
 
 use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
@@ -18,8 +20,7 @@ use crate::config::Config;
 use crate::counters::Metrics;
 use crate::endpoints::{Endpoints, METADATA_PREFIX};
 use crate::error::GatewayError;
-use crate::idempotency::{Hasher, IdempotencyCache};
-use crate::listener::{Peer, PublicListener};
+use crate::listener::PublicAdmission;
 use crate::rate_limit::RateLimiter;
 use crate::redis_conn::RedisHandle;
 use crate::state::{AppState, SharedState};
@@ -101,26 +102,21 @@ pub async fn run(
         endpoints: Endpoints::new(&config.endpoints, &origin),
         backends,
         catalog,
-        limiter: RateLimiter::new(redis.clone()),
-        idempotency: IdempotencyCache::new(redis.clone()),
-        hasher: Hasher::new(config.idempotency.secret.as_ref()),
+        limiter: RateLimiter::new(redis.clone(), crate::rate_limit::WINDOW),
         metrics: Metrics::new()?,
         config,
     });
-    let public =
-        stack::public(public_routes(&state), &state).into_make_service_with_connect_info::<Peer>();
+    let public = stack::public(public_routes(&state), &state);
     let tls = state
         .config
         .tls
         .as_ref()
         .map(crate::tls::acceptor)
         .transpose()?;
-    let public_listener = PublicListener::new(listeners.public, &state.config.allowlist, tls)
-        .counting_proxy_refusals(
-            state
-                .metrics
-                .allowlist_refusal_counter("proxy_header_invalid"),
-        );
+    let admission = PublicAdmission::new(&state.config.allowlist, tls);
+    let metrics = state.clone();
+    let observer: chataigne_common::http_server::Observer =
+        Arc::new(move |reason| metrics.metrics.connection_closed(reason));
     let internal = health::router(state.clone());
 
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -141,9 +137,14 @@ pub async fn run(
         proxy_protocol = state.config.allowlist.proxy_protocol,
         "gateway listening"
     );
-    let public = axum::serve(public_listener, public)
-        .with_graceful_shutdown(wait(stopped.clone()))
-        .into_future();
+    let public = chataigne_common::http_server::serve(
+        listeners.public,
+        state.config.connections.clone(),
+        admission,
+        public,
+        observer,
+        wait(stopped.clone()),
+    );
     let internal = axum::serve(listeners.internal, internal)
         .with_graceful_shutdown(wait(stopped))
         .into_future();

@@ -14,12 +14,10 @@ use http::header;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
-use tracing::Level;
 
 use crate::allowlist::{self, Policy};
 use crate::error::GatewayError;
-use crate::request_id::{self, RequestId};
+use crate::request_id;
 use crate::state::SharedState;
 
 /// Wraps the public routes in the gateway's layers.
@@ -31,10 +29,11 @@ pub fn public(routes: Router, state: &SharedState) -> Router {
     let request_timeout = config.deadlines.request() + Duration::from_secs(2);
     routes.layer(
         ServiceBuilder::new()
-            // Refuses clients outside the source-address allowlist (seed 004's
-            // egress blocks in production) with an empty 403 before any other
-            // work; the client address comes from the socket or, behind
-            // trusted proxies only, from PROXY protocol / X-Forwarded-For.
+            // Finds each request's client address (for the per-address limit)
+            // and refuses, with an empty 403 before any other work, clients
+            // outside the source-address allowlist that only
+            // X-Forwarded-For from a trusted proxy names; every other
+            // connection was already screened at accept (`listener.rs`).
             .layer(middleware::from_fn_with_state(
                 (Policy::new(&config.allowlist), state.clone()),
                 allowlist::enforce,
@@ -49,26 +48,14 @@ pub fn public(routes: Router, state: &SharedState) -> Router {
             // Gives every request a gateway-generated id (logs, envelopes,
             // response header) before anything is traced.
             .layer(middleware::from_fn(request_id::assign))
-            // Request span with method, path (never the query) and request id,
-            // at info so it is the root of the request's trace (its context goes
-            // to the backends); per-response events at debug, the info line is
-            // the handler's.
-            .layer(
-                TraceLayer::new_for_http()
-                    .make_span_with(|request: &Request| {
-                        let id = request
-                            .extensions()
-                            .get::<RequestId>()
-                            .map_or("-", |id| id.0.as_str());
-                        tracing::info_span!(
-                            "http",
-                            method = %request.method(),
-                            path = %request.uri().path(),
-                            request_id = %id,
-                        )
-                    })
-                    .on_response(DefaultOnResponse::new().level(Level::DEBUG)),
-            )
+            // The request's HTTP server span (OpenTelemetry semantic
+            // conventions, never the query), at info so it is the root of the
+            // request's trace (its context goes to the backends), and the HTTP
+            // duration histogram; the info line is the handler's.
+            .layer(middleware::from_fn_with_state(
+                state.clone(),
+                crate::http_telemetry::trace,
+            ))
             // A panic the handler did not catch itself (it catches those of a
             // request whose JSON-RPC id it has read, answering with that id)
             // becomes a JSON-RPC internal error, not a dropped connection.

@@ -1,7 +1,7 @@
 //! `tools/list` (the cached catalogue filtered by the principal's scopes and
 //! the two write switches) and `tools/call` (parameter checks, visibility,
-//! the deploy-time write switch, then the rate limit, idempotency cache and
-//! backend call, then its envelope).
+//! the deploy-time write switch, then the rate limit and backend call, then
+//! its envelope).
 //!
 //! Writes run only when both switches allow them: the gateway's static
 //! `writes_enabled` (a deploy-time edge override, refused here without
@@ -103,13 +103,9 @@ pub async fn call(
             "params.name must be a string".to_owned(),
         ));
     };
-    let empty = Map::new();
-    let (arguments, arguments_json) = match params.get("arguments") {
-        None => (&empty, "{}".to_owned()),
-        Some(Value::Object(arguments)) => (
-            arguments,
-            serde_json::to_string(arguments).unwrap_or_default(),
-        ),
+    let arguments_json = match params.get("arguments") {
+        None => "{}".to_owned(),
+        Some(Value::Object(arguments)) => serde_json::to_string(arguments).unwrap_or_default(),
         Some(_) => {
             return Err(GatewayError::InvalidParams(
                 id.clone(),
@@ -145,7 +141,7 @@ pub async fn call(
         request_id: &request_id,
         deadline: call::deadline(&ctx.state.config.deadlines, tool.deadline),
     };
-    let outcome = guard::call(ctx.state, ctx.principal, tool, arguments, input).await;
+    let outcome = guard::call(ctx.state, ctx.principal, tool, input).await;
     if let Err(failure) = &outcome
         && failure.code == ErrorCode::ScopeRequired
     {

@@ -1,7 +1,10 @@
 //! The source-address allowlist of the public listener over real sockets:
-//! refused clients get an empty 403, `X-Forwarded-For` and the PROXY
-//! protocol are believed only from trusted proxies, IPv4 and IPv6 networks
-//! both apply, and the internal listener is never filtered.
+//! refused addresses are closed at accept, before any byte is read (behind
+//! a trusted PROXY-protocol peer, right after its header); clients named
+//! only by `X-Forwarded-For` from a trusted proxy get an empty 403;
+//! `X-Forwarded-For` and the PROXY protocol are believed only from trusted
+//! proxies, IPv4 and IPv6 networks both apply, and the internal listener is
+//! never filtered.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -41,12 +44,13 @@ fn client_from(local: &str) -> reqwest::Client {
         .unwrap()
 }
 
-/// POSTs a ping from `local` with optional extra headers.
-async fn ping_from(
+/// POSTs a ping from `local` with optional extra headers; `None` when the
+/// connection was closed without an answer.
+async fn try_ping_from(
     h: &Harness,
     local: &str,
     headers: &[(&str, &str)],
-) -> (u16, String, reqwest::header::HeaderMap) {
+) -> Option<(u16, String, reqwest::header::HeaderMap)> {
     let mut request = client_from(local)
         .post(&h.mcp)
         .bearer_auth(TOKEN_ALL)
@@ -55,10 +59,26 @@ async fn ping_from(
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let response = request.body(PING).send().await.unwrap();
+    let response = request.body(PING).send().await.ok()?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    (status, response.text().await.unwrap(), headers)
+    Some((status, response.text().await.unwrap(), headers))
+}
+
+/// [`try_ping_from`] that must be answered.
+async fn ping_from(
+    h: &Harness,
+    local: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String, reqwest::header::HeaderMap) {
+    try_ping_from(h, local, headers)
+        .await
+        .expect("the connection is answered")
+}
+
+/// Whether a ping from `local` is closed without any answer.
+async fn closed_unanswered(h: &Harness, local: &str) -> bool {
+    try_ping_from(h, local, &[]).await.is_none() && raw_ping(h, local, b"").await.is_empty()
 }
 
 /// A raw HTTP/1.1 ping to `h`, with `extra` header lines.
@@ -109,27 +129,21 @@ fn proxy_v2(source: &str, command: v2::Command) -> Vec<u8> {
 }
 
 #[tokio::test]
-async fn refused_addresses_get_an_empty_403_and_allowed_ones_are_served() {
+async fn refused_addresses_are_closed_at_accept_and_allowed_ones_are_served() {
     let h = gateway(Allowlist {
         cidrs: nets(&["127.0.0.2/32"]),
         ..Allowlist::default()
     })
     .await;
-    let (status, body, headers) = ping_from(&h, "127.0.0.1", &[]).await;
-    assert_eq!(status, 403);
-    assert!(body.is_empty(), "no detail: {body:?}");
-    assert!(headers.get("www-authenticate").is_none());
-    assert_eq!(headers.get("content-length").unwrap(), "0");
+    assert!(
+        closed_unanswered(&h, "127.0.0.1").await,
+        "nothing is answered"
+    );
     // Every public path is behind it: metadata, unknown paths, no token.
     for path in ["/.well-known/oauth-protected-resource/mcp/v1", "/nowhere"] {
-        let response = h
-            .client
-            .get(format!("{}{path}", h.base))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 403, "{path}");
-        assert!(response.text().await.unwrap().is_empty());
+        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let raw = raw_exchange(&h, "127.0.0.1", request.as_bytes()).await;
+        assert!(raw.is_empty(), "{path}: {raw}");
     }
     assert!(h.auth_calls().is_empty(), "refused before authentication");
 
@@ -145,6 +159,53 @@ async fn refused_addresses_get_an_empty_403_and_allowed_ones_are_served() {
         .await
         .unwrap();
     assert_eq!(health.status(), 200);
+    h.shutdown().await;
+}
+
+/// The case: a gateway on the Connected Apps allowlist behind a
+/// trusted PROXY-protocol peer that sends `PROXY UNKNOWN` (or `LOCAL`) and a
+/// client-supplied `X-Forwarded-For` naming an allowed egress address.
+#[tokio::test]
+async fn forwarded_for_is_never_believed_behind_a_proxy_header_without_source() {
+    let h = gateway(Allowlist {
+        trusted_proxies: nets(&["127.0.0.1/32"]),
+        proxy_protocol: true,
+        ..Allowlist::default()
+    })
+    .await;
+    let spoofed = raw_request(&h, "X-Forwarded-For: 74.125.232.5\r\n");
+    for header in [
+        b"PROXY UNKNOWN\r\n".to_vec(),
+        proxy_v2("203.0.113.9:40000", v2::Command::Local),
+    ] {
+        let mut bytes = header.clone();
+        bytes.extend_from_slice(spoofed.as_bytes());
+        let raw = raw_exchange(&h, "127.0.0.1", &bytes).await;
+        assert!(raw.is_empty(), "closed right after the PROXY header: {raw}");
+    }
+    // The same egress address relayed as the PROXY source is served.
+    let mut bytes = b"PROXY TCP4 74.125.232.5 10.0.0.1 40000 443\r\n".to_vec();
+    bytes.extend_from_slice(raw_request(&h, "").as_bytes());
+    let raw = raw_exchange(&h, "127.0.0.1", &bytes).await;
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    assert_eq!(
+        h.auth_calls().len(),
+        1,
+        "only the relayed client reached auth"
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn configured_ipv4_mapped_ranges_match_like_client_addresses() {
+    let h = gateway(Allowlist {
+        cidrs: nets(&["::ffff:127.0.0.2/128"]),
+        ..Allowlist::default()
+    })
+    .await;
+    let (status, body, _) = ping_from(&h, "127.0.0.2", &[]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(closed_unanswered(&h, "127.0.0.3").await);
     h.shutdown().await;
 }
 
@@ -164,9 +225,7 @@ async fn a_disabled_allowlist_serves_every_address() {
 #[tokio::test]
 async fn the_production_default_refuses_everything_but_the_platform_egress() {
     let h = gateway(Allowlist::default()).await;
-    let (status, body, _) = ping_from(&h, "127.0.0.1", &[]).await;
-    assert_eq!(status, 403);
-    assert!(body.is_empty());
+    assert!(closed_unanswered(&h, "127.0.0.1").await);
     h.shutdown().await;
 }
 
@@ -200,23 +259,31 @@ async fn forwarded_for_is_believed_only_from_a_trusted_proxy() {
     // Without the header, the client is the proxy itself: not allowed.
     let (status, _, _) = ping_from(&h, "127.0.0.1", &[]).await;
     assert_eq!(status, 403);
-    // Spoofing: the same header from an untrusted peer is ignored.
-    let (status, _, _) = ping_from(&h, "127.0.0.2", &xff("203.0.113.9")).await;
-    assert_eq!(status, 403);
+    // Spoofing: the same header from an untrusted peer is never read: the
+    // peer itself is the client, refused at accept.
+    assert!(
+        try_ping_from(&h, "127.0.0.2", &xff("203.0.113.9"))
+            .await
+            .is_none()
+    );
     h.shutdown().await;
 }
 
 #[tokio::test]
 async fn ipv6_sockets_are_matched_against_ipv6_networks() {
-    for (cidrs, expected) in [(["::1/128"], 200), (["2001:db8::/32"], 403)] {
+    for (cidrs, served) in [(["::1/128"], true), (["2001:db8::/32"], false)] {
         let allowlist = Allowlist {
             cidrs: nets(&cidrs),
             ..Allowlist::default()
         };
         let h = Harness::start_on("[::1]:0", move |config| config.allowlist = allowlist).await;
         assert!(h.base.starts_with("http://[::1]:"), "{}", h.base);
-        let (status, body, _) = ping_from(&h, "::1", &[]).await;
-        assert_eq!(status, expected, "{cidrs:?}: {body}");
+        let answer = try_ping_from(&h, "::1", &[]).await;
+        assert_eq!(
+            answer.as_ref().map(|(status, _, _)| *status),
+            served.then_some(200),
+            "{cidrs:?}"
+        );
         h.shutdown().await;
     }
 }
@@ -232,6 +299,7 @@ async fn proxy_protocol_headers_are_read_from_trusted_proxies_only() {
     .await;
     let ok = |raw: &str| raw.starts_with("HTTP/1.1 200");
     let forbidden = |raw: &str| raw.starts_with("HTTP/1.1 403");
+    let closed = |raw: &str| raw.is_empty();
 
     let v1_allowed = b"PROXY TCP4 203.0.113.9 10.0.0.1 40000 443\r\n";
     let raw = raw_ping(&h, "127.0.0.1", v1_allowed).await;
@@ -243,7 +311,7 @@ async fn proxy_protocol_headers_are_read_from_trusted_proxies_only() {
         b"PROXY TCP4 198.51.100.1 10.0.0.1 40000 443\r\n",
     )
     .await;
-    assert!(forbidden(&raw), "v1 naming a refused client: {raw}");
+    assert!(closed(&raw), "v1 naming a refused client: {raw}");
     let raw = raw_ping(
         &h,
         "127.0.0.1",
@@ -265,7 +333,7 @@ async fn proxy_protocol_headers_are_read_from_trusted_proxies_only() {
         &proxy_v2("198.51.100.1:40000", v2::Command::Proxy),
     )
     .await;
-    assert!(forbidden(&raw), "v2 naming a refused client: {raw}");
+    assert!(closed(&raw), "v2 naming a refused client: {raw}");
     let raw = raw_ping(
         &h,
         "127.0.0.1",
@@ -280,7 +348,7 @@ async fn proxy_protocol_headers_are_read_from_trusted_proxies_only() {
         &proxy_v2("203.0.113.9:40000", v2::Command::Local),
     )
     .await;
-    assert!(forbidden(&raw), "v2 LOCAL: {raw}");
+    assert!(closed(&raw), "v2 LOCAL: {raw}");
 
     // A trusted hop relayed by PROXY passes the walk on to X-Forwarded-For.
     for (forwarded, allowed) in [("203.0.113.50", true), ("198.51.100.50", false)] {
@@ -302,13 +370,19 @@ async fn proxy_protocol_headers_are_read_from_trusted_proxies_only() {
     let raw = raw_ping(&h, "127.0.0.1", b"PROXY GARBAGE\r\n").await;
     assert!(raw.is_empty(), "invalid header: {raw}");
 
-    // From an untrusted peer the header is not read: it is not HTTP either,
-    // so the request is refused and the named address never used.
+    // From an untrusted peer the header is never read: the peer is the
+    // client, refused at accept, and the named address never used.
     let raw = raw_ping(&h, "127.0.0.2", v1_allowed).await;
-    assert!(!ok(&raw), "untrusted peer with a PROXY header: {raw}");
-    assert!(raw.is_empty() || raw.starts_with("HTTP/1.1 400"), "{raw}");
+    assert!(closed(&raw), "untrusted peer with a PROXY header: {raw}");
     let raw = raw_ping(&h, "127.0.0.2", b"").await;
-    assert!(forbidden(&raw), "untrusted peer, plain request: {raw}");
+    assert!(closed(&raw), "untrusted peer, plain request: {raw}");
+    // A client named only by X-Forwarded-For gets the empty 403.
+    let chained = format!(
+        "PROXY TCP4 10.1.2.3 10.0.0.1 40000 443\r\n{}",
+        raw_request(&h, "X-Forwarded-For: 198.51.100.50\r\n")
+    );
+    let raw = raw_exchange(&h, "127.0.0.1", chained.as_bytes()).await;
+    assert!(forbidden(&raw), "{raw}");
     h.shutdown().await;
 }
 
@@ -360,8 +434,7 @@ async fn a_refusal_is_one_info_line_with_its_reason_and_no_token() {
         ..Allowlist::default()
     })
     .await;
-    let (status, _, _) = ping_from(&h, "127.0.0.1", &[]).await;
-    assert_eq!(status, 403);
+    assert!(try_ping_from(&h, "127.0.0.1", &[]).await.is_none());
     h.shutdown().await;
     let logs = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
     let refusals: Vec<&str> = logs

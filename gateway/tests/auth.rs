@@ -13,11 +13,13 @@ use support::{
 
 const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 
-/// The `scope` parameter of every challenge: the business scopes.
+/// The `scope` parameter of every challenge: the business read scopes.
 fn scope_param() -> String {
     format!(
         "scope=\"{}\"",
-        chataigne_common::scopes::BUSINESS_SCOPES.join(" ")
+        chataigne_common::scopes::suggested()
+            .collect::<Vec<_>>()
+            .join(" ")
     )
 }
 
@@ -223,7 +225,12 @@ async fn protected_resource_metadata_per_endpoint() {
         assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
         let scopes = doc["scopes_supported"].as_array().unwrap();
         assert!(scopes.contains(&json!("orders.read")));
-        assert_eq!(scopes.len(), chataigne_common::scopes::all().count());
+        assert_eq!(scopes.len(), chataigne_common::scopes::public().count());
+        assert!(
+            !scopes
+                .iter()
+                .any(|s| s.as_str().is_some_and(|s| s.starts_with("admin.")))
+        );
         assert!(doc["resource_name"].is_string());
     }
     // The same path on the google host names the google resource.
@@ -321,5 +328,59 @@ async fn health_and_readiness_live_on_the_internal_listener_only() {
         .await
         .unwrap();
     assert_eq!(ready.status(), 503);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn two_authorization_headers_are_400_and_no_token_is_read() {
+    let h = Harness::start().await;
+    let good = format!("Bearer {TOKEN_ALL}");
+    for second in [good.as_str(), "Bearer other-token", "Basic dXNlcjpwdw=="] {
+        let response = unauthenticated_post(&h)
+            .header("authorization", good.as_str())
+            .header("authorization", second)
+            .body(PING)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = status_and_json(response).await;
+        assert_eq!(status, 400, "{second}: {body}");
+        assert_eq!(body["error"]["code"], -32600, "{body}");
+    }
+    assert!(h.auth_calls().is_empty(), "no token was read");
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn only_the_bearer_scheme_with_a_token68_is_read() {
+    let h = Harness::start().await;
+    for refused in [
+        format!("Token {TOKEN_ALL}"),
+        format!("Bearer\t{TOKEN_ALL}"),
+        format!("Bearer {TOKEN_ALL} extra"),
+        format!("Bearer \"{TOKEN_ALL}\""),
+        format!("Bearer {TOKEN_ALL},x"),
+    ] {
+        let response = unauthenticated_post(&h)
+            .header("authorization", refused.as_str())
+            .body(PING)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 401, "{refused:?}");
+    }
+    assert!(h.auth_calls().is_empty(), "never sent to the auth-service");
+    for accepted in [
+        format!("bearer {TOKEN_ALL}"),
+        format!("BEARER  {TOKEN_ALL}"),
+    ] {
+        let response = unauthenticated_post(&h)
+            .header("authorization", accepted.as_str())
+            .body(PING)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{accepted:?}");
+    }
     h.shutdown().await;
 }

@@ -210,7 +210,7 @@ async fn backend_errors_map_to_the_envelope() {
     let body = h.call_tool(TOKEN_ALL, "order_get_missing", json!({})).await;
     let result = &body["result"];
     assert_eq!(result["isError"], true);
-    let error = &envelope(&result)["data"]["error"];
+    let error = &envelope(result)["data"]["error"];
     assert_eq!(error["code"], "MCP_RESOURCE_NOT_FOUND");
     assert_eq!(error["category"], "not_found");
     assert_eq!(error["retryable"], false);

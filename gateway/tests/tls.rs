@@ -129,3 +129,41 @@ async fn a_key_that_does_not_match_the_certificate_stops_start_up() {
     let _ = std::fs::remove_dir_all(&files.dir);
     let _ = std::fs::remove_dir_all(&other.dir);
 }
+
+#[tokio::test]
+async fn a_stalled_tls_handshake_is_closed_within_the_header_timeout() {
+    let files = certificate();
+    let tls = files.tls.clone();
+    let harness = Harness::start_with(move |config| {
+        config.tls = Some(tls);
+        config.public_url = None;
+        config.connections.header_read_timeout_ms = 400;
+    })
+    .await;
+    let addr = harness.base.trim_start_matches("http://").to_owned();
+    // Half a ClientHello record header, then nothing.
+    let mut stalled = TcpStream::connect(&addr).await.unwrap();
+    stalled.write_all(&[0x16, 0x03, 0x01]).await.unwrap();
+    let started = std::time::Instant::now();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        stalled.read_to_end(&mut answer),
+    )
+    .await;
+    assert!(read.is_ok(), "closed by the server");
+    let took = started.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(300) && took < std::time::Duration::from_secs(3),
+        "{took:?}"
+    );
+    // The listener still serves TLS clients.
+    let response = https_get(
+        &addr,
+        &files.cert_pem,
+        "/.well-known/oauth-protected-resource/mcp/v1",
+    )
+    .await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let _ = std::fs::remove_dir_all(&files.dir);
+}

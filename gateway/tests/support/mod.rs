@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use chataigne_common::ErrorCode;
 use chataigne_common::codes::FieldViolation;
+pub use chataigne_common::grpc_server::GrpcServerLimits;
 use chataigne_gateway::{Allowlist, Config, EndpointConfig, Listeners, Profile};
 use chataigne_proto::auth::v1::auth_service_server::{AuthService, AuthServiceServer};
 use chataigne_proto::auth::v1::{
@@ -263,7 +264,7 @@ impl ToolCatalog for FakeTools {
 
 // ---------------------------------------------------------------- harness
 
-async fn serve_grpc<S>(service: S) -> String
+async fn serve_grpc<S>(service: S, limits: &GrpcServerLimits) -> String
 where
     S: tonic::server::NamedService
         + tower::Service<
@@ -278,9 +279,11 @@ where
 {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    // The fakes run behind the stack every Chataigne gRPC server declares.
+    let mut server = chataigne_common::grpc_server::builder(limits);
     tokio::spawn(async move {
         let (_reporter, health) = tonic_health::server::health_reporter();
-        tonic::transport::Server::builder()
+        server
             .add_service(health)
             .add_service(service)
             .serve_with_incoming(TcpListenerStream::new(listener))
@@ -350,10 +353,27 @@ impl Harness {
     /// [`Harness::start_with`] with the public listener bound on `public_bind`
     /// (e.g. `[::1]:0`).
     pub async fn start_on(public_bind: &str, adjust: impl FnOnce(&mut Config)) -> Harness {
+        Harness::start_full(public_bind, &GrpcServerLimits::default(), adjust).await
+    }
+
+    /// [`Harness::start_with`] with the fake backends' gRPC servers under
+    /// `limits`.
+    pub async fn start_with_backend_limits(
+        limits: &GrpcServerLimits,
+        adjust: impl FnOnce(&mut Config),
+    ) -> Harness {
+        Harness::start_full("127.0.0.1:0", limits, adjust).await
+    }
+
+    async fn start_full(
+        public_bind: &str,
+        limits: &GrpcServerLimits,
+        adjust: impl FnOnce(&mut Config),
+    ) -> Harness {
         let auth = FakeAuth::default();
         let tools = FakeTools::default();
-        let auth_url = serve_grpc(AuthServiceServer::new(auth.clone())).await;
-        let tools_url = serve_grpc(ToolCatalogServer::new(tools.clone())).await;
+        let auth_url = serve_grpc(AuthServiceServer::new(auth.clone()), limits).await;
+        let tools_url = serve_grpc(ToolCatalogServer::new(tools.clone()), limits).await;
         let public = TcpListener::bind(public_bind).await.unwrap();
         let internal = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", public.local_addr().unwrap());
@@ -389,7 +409,12 @@ impl Harness {
 
     /// A POST to the MCP endpoint with every header a good client sends.
     pub fn post(&self, token: &str) -> reqwest::RequestBuilder {
-        self.client
+        self.post_with(&self.client, token)
+    }
+
+    /// [`Harness::post`] sent by `client` (e.g. one bound to a source address).
+    pub fn post_with(&self, client: &reqwest::Client, token: &str) -> reqwest::RequestBuilder {
+        client
             .post(&self.mcp)
             .bearer_auth(token)
             .header("accept", "application/json, text/event-stream")

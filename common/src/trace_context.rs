@@ -2,7 +2,8 @@
 //! context into the request metadata (`traceparent`, `tracestate`); the server
 //! side extracts it and makes it the parent of the request span, so one trace
 //! runs gateway → auth-service → tool-service → auth-service. The request span
-//! carries the service and the RPC path only, never a message field.
+//! follows the RPC semantic conventions and carries the service, the RPC's
+//! names and its status only, never a message field.
 
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -41,19 +42,142 @@ pub fn inject(metadata: &mut MetadataMap) {
     TraceContextPropagator::new().inject_context(&context, &mut MetadataInjector(metadata));
 }
 
-/// A `Server::trace_fn` for `service`: one info span per RPC named `grpc`,
-/// with the service name and the RPC path, parented on the caller's trace
-/// context when the request carries one.
+/// `(rpc.service, rpc.method)` of a gRPC path `/<package.Service>/<Method>`;
+/// anything else (or an unreasonably long name) is `unknown`, since the
+/// path is the caller's.
+fn rpc_names(path: &str) -> (&str, &str) {
+    let bounded = |name: &str| {
+        !name.is_empty()
+            && name.len() <= 128
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+    };
+    match path.strip_prefix('/').and_then(|rest| rest.split_once('/')) {
+        Some((service, method)) if bounded(service) && bounded(method) => (service, method),
+        _ => ("unknown", "unknown"),
+    }
+}
+
+/// A `Server::trace_fn` for `service`: one info span per RPC following the
+/// OpenTelemetry RPC semantic conventions — named `<rpc.service>/<rpc.method>`
+/// (e.g. `chataigne.auth.v1.AuthService/Authenticate`), kind server,
+/// `rpc.system` `grpc`, `rpc.service`, `rpc.method`, and once the call is
+/// answered ([`record_outcome`]) `rpc.grpc.status_code`, `error.type` and an
+/// error status for server faults — plus the Chataigne service name. It is
+/// parented on the caller's trace context when the request carries one.
 pub fn server_span(service: &'static str) -> impl Fn(&http::Request<()>) -> tracing::Span + Clone {
     move |request: &http::Request<()>| {
+        let (rpc_service, rpc_method) = rpc_names(request.uri().path());
         let span = tracing::info_span!(
             "grpc",
+            otel.name = %format!("{rpc_service}/{rpc_method}"),
+            otel.kind = "server",
+            otel.status_code = tracing::field::Empty,
+            rpc.system = "grpc",
+            rpc.service = rpc_service,
+            rpc.method = rpc_method,
+            rpc.grpc.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
             service,
-            rpc = %request.uri().path(),
         );
         let parent = TraceContextPropagator::new().extract(&HeaderExtractor(request.headers()));
         // Fails only when no OpenTelemetry layer is installed: nothing to link.
         let _ = span.set_parent(parent);
         span
+    }
+}
+
+/// Whether a gRPC status code is a fault of the server (an error status on
+/// its span); the others are the caller's (RPC semantic conventions).
+fn server_fault(code: tonic::Code) -> bool {
+    matches!(
+        code,
+        tonic::Code::Unknown
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Unimplemented
+            | tonic::Code::Internal
+            | tonic::Code::Unavailable
+            | tonic::Code::DataLoss
+    )
+}
+
+/// Records how the RPC being served was answered on its span (the current
+/// one): `outcome` is `ok` or a code of the error table, whose gRPC status
+/// code becomes `rpc.grpc.status_code` and which becomes `error.type`.
+pub fn record_outcome(outcome: &str) {
+    let span = tracing::Span::current();
+    if outcome == "ok" {
+        span.record("rpc.grpc.status_code", tonic::Code::Ok as i64);
+        return;
+    }
+    let code =
+        crate::ErrorCode::parse(outcome).map_or(tonic::Code::Unknown, |code| code.grpc_code());
+    span.record("rpc.grpc.status_code", code as i64);
+    span.record("error.type", outcome);
+    if server_fault(code) {
+        span.record("otel.status_code", "error");
+    }
+}
+
+/// An HTTP server span following the OpenTelemetry semantic conventions,
+/// named `{method} {route}`: `http.request.method` (a standard method, or
+/// `_OTHER`), `http.route` (the route template; `unmatched` when none) and,
+/// once answered ([`record_http_status`]), `http.response.status_code` and
+/// an error status on 5xx. No URL, query or header is recorded. Used for the
+/// auth-service's authorization-server requests (the gateway's request span
+/// also carries the MCP attributes and lives in the gateway).
+pub fn http_server_span(method: &http::Method, route: Option<&str>) -> tracing::Span {
+    let method = match method.as_str() {
+        known @ ("GET" | "POST" | "PUT" | "DELETE" | "HEAD" | "OPTIONS" | "PATCH" | "CONNECT"
+        | "TRACE") => known,
+        _ => "_OTHER",
+    };
+    let route = route.unwrap_or("unmatched");
+    tracing::info_span!(
+        "http",
+        otel.name = %format!("{method} {route}"),
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        http.request.method = method,
+        http.route = route,
+        http.response.status_code = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    )
+}
+
+/// Records the response status on a span of [`http_server_span`].
+pub fn record_http_status(span: &tracing::Span, status: http::StatusCode) {
+    span.record("http.response.status_code", i64::from(status.as_u16()));
+    if status.is_server_error() {
+        span.record("otel.status_code", "error");
+        span.record("error.type", status.as_str());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rpc_names_come_from_the_path_and_stay_bounded() {
+        assert_eq!(
+            rpc_names("/chataigne.auth.v1.AuthService/Authenticate"),
+            ("chataigne.auth.v1.AuthService", "Authenticate")
+        );
+        assert_eq!(rpc_names("/x/y/z"), ("unknown", "unknown"));
+        assert_eq!(rpc_names("/a b/c"), ("unknown", "unknown"));
+        assert_eq!(
+            rpc_names(&format!("/{}/m", "s".repeat(200))),
+            ("unknown", "unknown")
+        );
+        assert_eq!(rpc_names("no-slash"), ("unknown", "unknown"));
+    }
+
+    #[test]
+    fn only_server_faults_are_errors() {
+        assert!(server_fault(tonic::Code::Unavailable));
+        assert!(!server_fault(tonic::Code::PermissionDenied));
+        assert!(!server_fault(tonic::Code::InvalidArgument));
     }
 }

@@ -6,7 +6,7 @@ Runs, in-process with Helm's own Go code (helm-python-sdk):
   2. `helm template` (schema validation included) as an install,
 then validates every rendered document against the Kubernetes OpenAPI schemas
 of --kube-version (kubernetes-validate, strict: unknown fields fail), checks
-custom resources (ServiceMonitor, HTTPRoute) by hand, and checks the chart's
+custom resources (ServiceMonitor, HTTPRoute, PrometheusRule) by hand, and checks the chart's
 invariants (security contexts, probes, checksums, hooks, NetworkPolicies).
 
 Prints one JSON object on stdout:
@@ -18,6 +18,7 @@ and exits 0 when ok, 1 when not (2 on bad usage).
 Usage:
   check_chart.py CHART [-f VALUES.yaml]... [--set-json PATH=JSON]...
                  [--release NAME] [--namespace NS] [--kube-version 1.30.0]
+                 [--external-service-account NAME]...
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ CUSTOM_RESOURCES = {
     ("gateway.networking.k8s.io/v1", "HTTPRoute"): [
         ("spec", "parentRefs"),
         ("spec", "rules"),
+    ],
+    ("monitoring.coreos.com/v1", "PrometheusRule"): [
+        ("spec", "groups"),
     ],
 }
 
@@ -87,6 +91,23 @@ def check_custom(doc: dict) -> list[str]:
         for endpoint in get(doc, "spec", "endpoints") or []:
             if not endpoint.get("port"):
                 problems.append("ServiceMonitor endpoint without port")
+    if key[1] == "PrometheusRule":
+        groups = get(doc, "spec", "groups") or []
+        names = [group.get("name") for group in groups]
+        if len(set(names)) != len(names) or not all(names):
+            problems.append(f"PrometheusRule: group names must be unique and set: {names}")
+        for group in groups:
+            rules = group.get("rules") or []
+            if not rules:
+                problems.append(f"PrometheusRule group {group.get('name')}: no rules")
+            for rule in rules:
+                what = rule.get("alert") or rule.get("record")
+                if not what or not isinstance(rule.get("expr"), str) or not rule["expr"].strip():
+                    problems.append(f"PrometheusRule rule {what}: alert/record and expr required")
+                if rule.get("alert") and not get(rule, "labels", "severity"):
+                    problems.append(f"PrometheusRule alert {what}: labels.severity missing")
+                if rule.get("alert") and not get(rule, "annotations", "summary"):
+                    problems.append(f"PrometheusRule alert {what}: annotations.summary missing")
     if key[1] == "HTTPRoute":
         for ref in get(doc, "spec", "parentRefs") or []:
             if not ref.get("name"):
@@ -101,7 +122,17 @@ def check_custom(doc: dict) -> list[str]:
 def pod_spec(doc: dict) -> dict | None:
     if doc.get("kind") in ("Deployment", "Job"):
         return get(doc, "spec", "template", "spec")
+    if doc.get("kind") == "Pod":
+        return doc.get("spec")
     return None
+
+
+def is_test_hook(doc: dict) -> bool:
+    return get(doc, "metadata", "annotations", "helm.sh/hook") == "test"
+
+
+# ServiceAccounts that exist outside the chart (--external-service-account).
+EXTERNAL_SERVICE_ACCOUNTS: set[str] = set()
 
 
 def check_invariants(docs: list[dict]) -> list[str]:
@@ -118,8 +149,16 @@ def check_invariants(docs: list[dict]) -> list[str]:
             continue
         if spec.get("automountServiceAccountToken") is not False:
             problems.append(f"{where}: automountServiceAccountToken must be false")
-        if ("ServiceAccount", spec.get("serviceAccountName")) not in names:
-            problems.append(f"{where}: ServiceAccount {spec.get('serviceAccountName')} not rendered")
+        account = spec.get("serviceAccountName")
+        if account is None and kind == "Pod" and is_test_hook(doc):
+            pass  # the namespace's default ServiceAccount, without its token
+        elif account in EXTERNAL_SERVICE_ACCOUNTS:
+            if ("ServiceAccount", account) in names:
+                problems.append(f"{where}: existing ServiceAccount {account} must not be rendered")
+        elif ("ServiceAccount", account) not in names:
+            problems.append(f"{where}: ServiceAccount {account} not rendered")
+        if kind == "Pod" and not is_test_hook(doc):
+            problems.append(f"{where}: a bare Pod must be a `helm test` hook")
         pod_sc = spec.get("securityContext") or {}
         if pod_sc.get("runAsNonRoot") is not True:
             problems.append(f"{where}: pod runAsNonRoot must be true")
@@ -209,7 +248,14 @@ def main() -> int:
     parser.add_argument("--release", default="chataigne")
     parser.add_argument("--namespace", default="chataigne")
     parser.add_argument("--kube-version", default="1.30.0")
+    parser.add_argument(
+        "--external-service-account",
+        action="append",
+        default=[],
+        help="a ServiceAccount that exists outside the chart (serviceAccount.create=false)",
+    )
     args = parser.parse_args()
+    EXTERNAL_SERVICE_ACCOUNTS.update(args.external_service_account)
 
     values: dict = {}
     for path in args.values:

@@ -88,13 +88,19 @@ impl Report {
 }
 
 fn check(python: &str, values: &[&str], set_json: &[&str]) -> Report {
+    check_with(python, values, set_json, &[])
+}
+
+/// [`check`] with more arguments for the driver.
+fn check_with(python: &str, values: &[&str], set_json: &[&str], extra: &[&str]) -> Report {
     let root = repo_root();
     let mut command = Command::new(python);
     command
         .current_dir(&root)
         .arg(root.join("tests/helm/check_chart.py"))
         .arg(root.join("helm/chataigne"))
-        .args(["--release", "chataigne", "--namespace", "chataigne"]);
+        .args(["--release", "chataigne", "--namespace", "chataigne"])
+        .args(extra);
     for file in values {
         command.arg("-f").arg(root.join(file));
     }
@@ -489,9 +495,17 @@ fn default_values_render_lint_and_validate() {
             "{cidr} in {gateway_toml}"
         );
     }
+    // The backends are called through their headless Services (every ready
+    // pod, balanced by the caller).
     assert!(gateway_toml.contains(
-        "tool_service_url = \"http://chataigne-tool-service.chataigne.svc.cluster.local:50052\""
+        "tool_service_url = \"http://chataigne-tool-service-headless.chataigne.svc.cluster.local:50052\""
     ));
+    for component in ["tool-service", "auth-service"] {
+        let name = format!("chataigne-{component}-headless");
+        let headless = report.find("Service", &name);
+        assert_eq!(headless["spec"]["clusterIP"], "None", "{name}");
+        assert_eq!(headless["spec"]["ports"][0]["name"], "grpc", "{name}");
+    }
     assert!(
         config["data"]["tool-service.toml"]
             .as_str()
@@ -682,6 +696,17 @@ fn ha_example_terminates_tls_in_the_gateway_on_443() {
     let pdb = report.find("PodDisruptionBudget", "chataigne-tool-service");
     assert_eq!(pdb["spec"]["maxUnavailable"], 1);
     assert!(pdb["spec"].get("minAvailable").is_none());
+
+    // Alerting rules, the dashboard and a priority class.
+    report.find("PrometheusRule", "chataigne");
+    report.find("ConfigMap", "chataigne-dashboard");
+    for component in ["gateway", "auth-service", "tool-service"] {
+        let name = format!("chataigne-{component}");
+        assert_eq!(
+            report.find("Deployment", &name)["spec"]["template"]["spec"]["priorityClassName"],
+            "chataigne"
+        );
+    }
 
     let monitor = report.find("ServiceMonitor", "chataigne");
     assert_eq!(monitor["apiVersion"], "monitoring.coreos.com/v1");
@@ -1165,6 +1190,34 @@ const INVALID: &[(&[&str], &str, &str)] = &[
         "render",
         "serviceMonitor.enabled scrapes all three services: set authService.metrics.enabled",
     ),
+    // Alerts on the backends' metrics need them served.
+    (
+        &["prometheusRule.enabled=true"],
+        "render",
+        "prometheusRule.enabled alerts on all three services' metrics: set authService.metrics.enabled",
+    ),
+    // A latency threshold that is not a bucket bound of the histogram.
+    (
+        &[
+            "prometheusRule.enabled=true",
+            "authService.metrics.enabled=true",
+            "toolService.metrics.enabled=true",
+            "prometheusRule.latency.thresholdSeconds=2",
+        ],
+        "lint",
+        "/prometheusRule/latency/thresholdSeconds",
+    ),
+    // An existing ServiceAccount without its name.
+    (
+        &[r#"gateway.serviceAccount={"create":false}"#],
+        "render",
+        "gateway.serviceAccount.create=false needs gateway.serviceAccount.name",
+    ),
+    (
+        &[r#"migrations.serviceAccount={"create":false}"#],
+        "render",
+        "migrations.serviceAccount.create=false needs migrations.serviceAccount.name",
+    ),
     // A metrics port on top of the service's gRPC port.
     (
         &[r#"toolService.metrics={"enabled":true,"port":50052}"#],
@@ -1241,4 +1294,456 @@ fn invalid_combinations_fail_to_render() {
         let report = check(&python, &[TEST_VALUES], set_json);
         assert_fails(&report, stage, message);
     }
+}
+
+/// The promtool named by CHATAIGNE_TEST_PROMTOOL (scripts/test.sh fetches
+/// Debian's); without it the rule checks are skipped, except under CI=true.
+fn promtool() -> Option<String> {
+    match std::env::var("CHATAIGNE_TEST_PROMTOOL") {
+        Ok(promtool) if !promtool.is_empty() => Some(promtool),
+        _ if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CHATAIGNE_TEST_PROMTOOL must name promtool in CI (scripts/test.sh fetches it)")
+        }
+        _ => {
+            eprintln!("skipping the promtool checks: CHATAIGNE_TEST_PROMTOOL is not set");
+            None
+        }
+    }
+}
+
+/// Runs promtool with `args` in `dir`; panics with its output unless it succeeds.
+fn run_promtool(promtool: &str, dir: &Path, args: &[&str]) -> String {
+    let output = Command::new(promtool)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run promtool");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "promtool {args:?}:\n{text}");
+    text
+}
+
+/// A rule file `{groups: ...}` as JSON (a subset of YAML, which promtool reads).
+fn write_rules(dir: &Path, name: &str, groups: &Value) -> PathBuf {
+    let path = dir.join(name);
+    let file = serde_json::json!({ "groups": groups });
+    std::fs::write(&path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+    path
+}
+
+fn temp_dir(what: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("chataigne-{what}-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every PromQL expression of the dashboard's panels.
+fn dashboard_queries(dashboard: &Value) -> Vec<String> {
+    let mut queries = Vec::new();
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            queries.push(str_at(target, "/expr").to_owned());
+        }
+    }
+    queries
+}
+
+const OBSERVABILITY: &[&str] = &[
+    "prometheusRule.enabled=true",
+    r#"prometheusRule.labels={"release":"kube-prometheus-stack"}"#,
+    r#"prometheusRule.alertLabels={"team":"restaurant-platform"}"#,
+    r#"prometheusRule.runbookUrl="https://runbooks.example.com/chataigne""#,
+    "dashboard.enabled=true",
+    r#"dashboard.namespace="monitoring""#,
+    r#"dashboard.annotations={"grafana_folder":"Chataigne"}"#,
+    "serviceMonitor.enabled=true",
+    "authService.metrics.enabled=true",
+    "toolService.metrics.enabled=true",
+];
+
+#[test]
+fn alert_rules_check_and_fire_and_the_dashboard_queries_parse() {
+    let Some(python) = python() else { return };
+    let report = check(&python, &[TEST_VALUES], OBSERVABILITY);
+    report.assert_valid("rules and dashboard");
+
+    // The PrometheusRule: the release's alerts, labelled for the operator.
+    let rule = report.find("PrometheusRule", "chataigne");
+    assert_eq!(
+        rule["metadata"]["labels"]["release"],
+        "kube-prometheus-stack"
+    );
+    let groups = &rule["spec"]["groups"];
+    let alerts: Vec<&Value> = groups
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|group| group["rules"].as_array().unwrap())
+        .collect();
+    let mut names: Vec<&str> = alerts.iter().map(|a| str_at(a, "/alert")).collect();
+    names.dedup();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(
+        names,
+        [
+            "ChataigneAllowlistRefusals",
+            "ChataigneDependencyDown",
+            "ChataigneHighErrorRatio",
+            "ChataigneLatencyBudgetBurn",
+            "ChataigneLatencyBudgetBurnSlow",
+            "ChataigneRateLimitRefusals",
+            "ChataigneTargetDown",
+        ]
+    );
+    for alert in &alerts {
+        let name = str_at(alert, "/alert");
+        assert_eq!(alert["labels"]["team"], "restaurant-platform", "{name}");
+        assert!(
+            str_at(alert, "/expr").contains("namespace=\"chataigne\""),
+            "{name} selects the release's namespace"
+        );
+        assert_eq!(
+            str_at(alert, "/annotations/runbook_url"),
+            format!(
+                "https://runbooks.example.com/chataigne#{}",
+                name.to_lowercase()
+            )
+        );
+    }
+
+    // The Grafana dashboard ConfigMap: the chart's JSON, for the sidecar.
+    let dashboard = report.find("ConfigMap", "chataigne-dashboard");
+    assert_eq!(dashboard["metadata"]["namespace"], "monitoring");
+    assert_eq!(dashboard["metadata"]["labels"]["grafana_dashboard"], "1");
+    assert_eq!(
+        dashboard["metadata"]["annotations"]["grafana_folder"],
+        "Chataigne"
+    );
+    let json: Value = serde_json::from_str(str_at(dashboard, "/data/chataigne.json"))
+        .expect("the dashboard is JSON");
+    let shipped: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("helm/chataigne/dashboards/chataigne.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json, shipped);
+    assert_eq!(json["uid"], "chataigne-mcp");
+    let queries = dashboard_queries(&json);
+    assert!(queries.len() >= 15, "{queries:#?}");
+
+    let Some(promtool) = promtool() else { return };
+    let dir = temp_dir("rules");
+    // The rules as rendered: syntax, PromQL and annotation templates.
+    write_rules(&dir, "rendered.yaml", groups);
+    let checked = run_promtool(&promtool, &dir, &["check", "rules", "rendered.yaml"]);
+    assert!(checked.contains("SUCCESS: 8 rules found"), "{checked}");
+    // Their behaviour, on synthetic series (tests/helm/alerts_test.yaml):
+    // annotations left out, their text is not under test.
+    let mut bare = groups.clone();
+    for group in bare.as_array_mut().unwrap() {
+        for rule in group["rules"].as_array_mut().unwrap() {
+            rule.as_object_mut().unwrap().remove("annotations");
+            // The test runs without the operator's extra labels.
+            rule["labels"].as_object_mut().unwrap().remove("team");
+        }
+    }
+    write_rules(&dir, "rules.yaml", &bare);
+    std::fs::copy(
+        repo_root().join("tests/helm/alerts_test.yaml"),
+        dir.join("alerts_test.yaml"),
+    )
+    .unwrap();
+    run_promtool(&promtool, &dir, &["test", "rules", "alerts_test.yaml"]);
+    // Every dashboard query parses, with Grafana's variables given values.
+    let records: Vec<Value> = queries
+        .iter()
+        .enumerate()
+        .map(|(i, query)| {
+            let expr = query
+                .replace("$__rate_interval", "5m")
+                .replace("$namespace", "chataigne")
+                .replace("$release", "chataigne");
+            serde_json::json!({"record": format!("dashboard:query_{i}"), "expr": expr})
+        })
+        .collect();
+    write_rules(
+        &dir,
+        "dashboard.yaml",
+        &serde_json::json!([{"name": "dashboard", "rules": records}]),
+    );
+    run_promtool(&promtool, &dir, &["check", "rules", "dashboard.yaml"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The priority class of a pod template or pod spec.
+fn priority(spec: &Value) -> Option<&str> {
+    spec["priorityClassName"].as_str()
+}
+
+fn pod_spec<'a>(report: &'a Report, kind: &str, name: &str) -> &'a Value {
+    let doc = report.find(kind, name);
+    if kind == "Pod" {
+        &doc["spec"]
+    } else {
+        &doc["spec"]["template"]["spec"]
+    }
+}
+
+#[test]
+fn pods_take_a_priority_class_extra_volumes_and_containers_and_existing_service_accounts() {
+    let Some(python) = python() else { return };
+    // Defaults: no priority class, the chart's own ServiceAccounts.
+    let report = check(&python, &[TEST_VALUES], &[]);
+    report.assert_valid("defaults");
+    for component in ["gateway", "auth-service", "tool-service"] {
+        let name = format!("chataigne-{component}");
+        let spec = pod_spec(&report, "Deployment", &name);
+        assert_eq!(priority(spec), None, "{name}");
+        assert_eq!(spec["serviceAccountName"], name.as_str());
+        assert_eq!(spec["containers"].as_array().map(Vec::len), Some(1));
+        assert!(spec.get("initContainers").is_none());
+        report.find("ServiceAccount", &name);
+    }
+
+    let sidecar = r#"{"name": "log-shipper", "image": "registry.example.com/shipper:1.0",
+        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+        "securityContext": {"readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false,
+                            "capabilities": {"drop": ["ALL"]}},
+        "volumeMounts": [{"name": "spool", "mountPath": "/spool"}]}"#;
+    let init = r#"{"name": "wait-for-proxy", "image": "registry.example.com/wait:1.0",
+        "resources": {"requests": {"cpu": "10m"}},
+        "securityContext": {"readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false,
+                            "capabilities": {"drop": ["ALL"]}}}"#;
+    let containers = format!("gateway.extraContainers=[{sidecar}]");
+    let inits = format!("gateway.extraInitContainers=[{init}]");
+    let report = check_with(
+        &python,
+        &[TEST_VALUES],
+        &[
+            r#"priorityClassName="chataigne-critical""#,
+            r#"toolService.priorityClassName="chataigne-batch""#,
+            r#"gateway.extraVolumes=[{"name": "spool", "emptyDir": {"sizeLimit": "16Mi"}}, {"name": "ca", "configMap": {"name": "corporate-ca"}}]"#,
+            r#"gateway.extraVolumeMounts=[{"name": "ca", "mountPath": "/etc/ssl/corporate", "readOnly": true}]"#,
+            &containers,
+            &inits,
+            r#"authService.serviceAccount={"create": false, "name": "auth-workload"}"#,
+            r#"toolService.serviceAccount={"create": true, "name": "tools-workload"}"#,
+            r#"migrations.serviceAccount={"create": false, "name": "migrator"}"#,
+        ],
+        &[
+            "--external-service-account",
+            "auth-workload",
+            "--external-service-account",
+            "migrator",
+        ],
+    );
+    report.assert_valid("priority, extras, service accounts");
+
+    // Priority classes: the global one, overridden per service.
+    for (kind, name, expected) in [
+        ("Deployment", "chataigne-gateway", "chataigne-critical"),
+        ("Deployment", "chataigne-auth-service", "chataigne-critical"),
+        ("Deployment", "chataigne-tool-service", "chataigne-batch"),
+        (
+            "Job",
+            "chataigne-migrate-auth-service",
+            "chataigne-critical",
+        ),
+        (
+            "Job",
+            "chataigne-migrate-tool-service",
+            "chataigne-critical",
+        ),
+        ("Pod", "chataigne-test-smoke", "chataigne-critical"),
+    ] {
+        assert_eq!(
+            priority(pod_spec(&report, kind, name)),
+            Some(expected),
+            "{kind} {name}"
+        );
+    }
+
+    // Extra volumes, mounts, containers: the gateway's pods only.
+    let gateway = pod_spec(&report, "Deployment", "chataigne-gateway");
+    let volumes: Vec<&str> = gateway["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| str_at(v, "/name"))
+        .collect();
+    assert_eq!(volumes, ["config", "tmp", "spool", "ca"]);
+    let containers: Vec<&str> = gateway["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| str_at(c, "/name"))
+        .collect();
+    assert_eq!(containers, ["gateway", "log-shipper"]);
+    assert_eq!(gateway["initContainers"][0]["name"], "wait-for-proxy");
+    let mounts: Vec<&str> = gateway["containers"][0]["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| str_at(m, "/mountPath"))
+        .collect();
+    assert_eq!(
+        mounts,
+        ["/etc/chataigne/gateway.toml", "/tmp", "/etc/ssl/corporate"]
+    );
+    assert_eq!(
+        gateway["containers"][1]["volumeMounts"][0]["mountPath"],
+        "/spool"
+    );
+    for other in ["chataigne-auth-service", "chataigne-tool-service"] {
+        let spec = pod_spec(&report, "Deployment", other);
+        assert_eq!(
+            spec["containers"].as_array().map(Vec::len),
+            Some(1),
+            "{other}"
+        );
+        assert_eq!(spec["volumes"].as_array().map(Vec::len), Some(2), "{other}");
+    }
+
+    // ServiceAccounts: an existing one is used, not rendered; a named one
+    // the chart creates is rendered under that name.
+    let auth = pod_spec(&report, "Deployment", "chataigne-auth-service");
+    assert_eq!(auth["serviceAccountName"], "auth-workload");
+    let accounts: Vec<&str> = report
+        .all("ServiceAccount")
+        .iter()
+        .map(|sa| str_at(sa, "/metadata/name"))
+        .collect();
+    for absent in [
+        "auth-workload",
+        "chataigne-auth-service",
+        "migrator",
+        "chataigne-migrate",
+    ] {
+        assert!(!accounts.contains(&absent), "{absent} in {accounts:?}");
+    }
+    assert!(accounts.contains(&"tools-workload"), "{accounts:?}");
+    assert!(accounts.contains(&"chataigne-gateway"), "{accounts:?}");
+    let tools = pod_spec(&report, "Deployment", "chataigne-tool-service");
+    assert_eq!(tools["serviceAccountName"], "tools-workload");
+    for job in [
+        "chataigne-migrate-auth-service",
+        "chataigne-migrate-tool-service",
+    ] {
+        assert_eq!(
+            pod_spec(&report, "Job", job)["serviceAccountName"],
+            "migrator"
+        );
+    }
+}
+
+/// Runs the smoke script of the rendered test Pod, with its environment
+/// pointed at `gateway_internal` (no retries): its exit status and output.
+fn run_smoke(script: &str, gateway_internal: &str) -> (bool, String) {
+    let output = Command::new("sh")
+        .args(["-c", script])
+        .env("GATEWAY_INTERNAL", gateway_internal)
+        .env("SMOKE_RETRIES", "0")
+        .output()
+        .expect("run sh");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+#[test]
+fn the_helm_test_pod_smoke_tests_the_gateway_and_its_backends() {
+    let Some(python) = python() else { return };
+    let report = check(&python, &[TEST_VALUES], &[]);
+    report.assert_valid("test Pod");
+    let pod = report.find("Pod", "chataigne-test-smoke");
+    assert_eq!(pod["metadata"]["annotations"]["helm.sh/hook"], "test");
+    assert_eq!(
+        pod["metadata"]["annotations"]["helm.sh/hook-delete-policy"],
+        "before-hook-creation,hook-succeeded"
+    );
+    let container = &pod["spec"]["containers"][0];
+    assert_eq!(container["image"], "docker.io/curlimages/curl:8.11.1");
+    assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
+    assert_eq!(pod["spec"]["automountServiceAccountToken"], false);
+    let env = &container["env"][0];
+    assert_eq!(env["name"], "GATEWAY_INTERNAL");
+    assert_eq!(
+        env["value"],
+        "http://chataigne-gateway-internal.chataigne.svc.cluster.local:9090"
+    );
+    // The gateway's NetworkPolicy admits it to the internal port only.
+    let np = report.find("NetworkPolicy", "chataigne-gateway");
+    let from_test: Vec<&Value> = np["spec"]["ingress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|rule| {
+            rule["from"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "test"
+        })
+        .collect();
+    assert_eq!(from_test.len(), 1, "{np:#}");
+    assert_eq!(
+        from_test[0]["ports"],
+        serde_json::json!([{"protocol": "TCP", "port": 9090}])
+    );
+
+    // A digest pins the test image; tests.enabled=false renders neither.
+    let digest = format!("sha256:{}", "a".repeat(64));
+    let pinned = format!(r#"tests.image.digest="{digest}""#);
+    let report = check(&python, &[TEST_VALUES], &[&pinned]);
+    report.assert_valid("pinned test image");
+    assert_eq!(
+        report.find("Pod", "chataigne-test-smoke")["spec"]["containers"][0]["image"],
+        format!("docker.io/curlimages/curl@{digest}").as_str()
+    );
+    let off = check(&python, &[TEST_VALUES], &["tests.enabled=false"]);
+    off.assert_valid("no test Pod");
+    assert!(off.all("Pod").is_empty());
+    let np = off.find("NetworkPolicy", "chataigne-gateway");
+    assert!(
+        !serde_json::to_string(np).unwrap().contains("\"test\""),
+        "{np:#}"
+    );
+
+    // The script itself, against a running stack: it passes, and it names
+    // what is wrong once the tool-service is down.
+    if Command::new("curl").arg("--version").output().is_err() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "curl is needed to run the smoke script"
+        );
+        eprintln!("skipping the smoke script: no curl");
+        return;
+    }
+    let script = str_at(container, "/args/0").to_owned();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let sandbox = chataigne_tests::Sandbox::start(chataigne_tests::Backend::Sqlite)
+            .await
+            .expect("sandbox");
+        let url = sandbox.gateway_internal_url.clone();
+        let (ok, output) = tokio::task::spawn_blocking({
+            let (script, url) = (script.clone(), url.clone());
+            move || run_smoke(&script, &url)
+        })
+        .await
+        .unwrap();
+        assert!(ok, "{output}");
+        assert!(output.contains("smoke test passed"), "{output}");
+        sandbox.stop_tool_service().await.expect("stopped");
+        let (ok, output) = tokio::task::spawn_blocking(move || run_smoke(&script, &url))
+            .await
+            .unwrap();
+        assert!(!ok, "{output}");
+        assert!(output.contains("/readyz"), "{output}");
+        sandbox.shutdown().await;
+    });
 }

@@ -1,5 +1,6 @@
 //! Metrics of the three services, scraped from their internal `/metrics`
-//! after a few calls through the stack: a success, a refused token, a missing
+//! after a few calls through the stack (besides each service's build info
+//! and process metrics, and the gateway's HTTP request histogram): a success, a refused token, a missing
 //! token, a rate-limited call, an unknown tool, two allowlist refusals, a
 //! typed RPC with a bad credential and a refused OAuth token request; then a
 //! call while the tool-service is down. Each shows up under the expected
@@ -71,6 +72,56 @@ fn parse_labels(labels: &str) -> BTreeMap<&str, &str> {
             Some((key, value.trim_end_matches('"')))
         })
         .collect()
+}
+
+/// The sample names the expositions can have: each family's name, and for a
+/// histogram its `_bucket`, `_count` and `_sum` series.
+fn families(texts: &[&str]) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for text in texts {
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("# TYPE ") else {
+                continue;
+            };
+            let mut words = rest.split_whitespace();
+            let (Some(name), Some(kind)) = (words.next(), words.next()) else {
+                continue;
+            };
+            names.insert(name.to_owned());
+            if kind == "histogram" {
+                for suffix in ["_bucket", "_count", "_sum"] {
+                    names.insert(format!("{name}{suffix}"));
+                }
+            }
+        }
+    }
+    names
+}
+
+/// The metric names (`chataigne_…`, `process_…`) a rule or dashboard file
+/// mentions.
+fn metric_names(text: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let bytes = text.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        if word(bytes[i]) && (i == 0 || !word(bytes[i - 1])) {
+            let start = i;
+            while i < bytes.len() && word(bytes[i]) {
+                i += 1;
+            }
+            let name = &text[start..i];
+            if (name.starts_with("chataigne_") || name.starts_with("process_"))
+                && name.len() > "process_".len()
+            {
+                names.insert(name.to_owned());
+            }
+        } else {
+            i += 1;
+        }
+    }
+    names
 }
 
 fn count(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
@@ -374,6 +425,62 @@ async fn each_service_counts_calls_and_refusals_under_bounded_labels() {
         1.0
     );
     assert!(count(&tools, "chataigne_tools_db_pool_max_connections", &[]) >= 1.0);
+
+    // Public HTTP requests by method, route template and status (the
+    // allowlist's refusals are counted by their own counter, before it).
+    let http = "chataigne_gateway_http_request_duration_seconds_count";
+    let mcp = |status| [("method", "POST"), ("path", "/mcp/v1"), ("status", status)];
+    assert!(count(&gateway, http, &mcp("200")) >= 7.0, "{gateway}");
+    assert_eq!(count(&gateway, http, &mcp("401")), 2.0);
+    assert!(
+        gateway.contains(
+            "chataigne_gateway_http_request_duration_seconds_bucket{method=\"POST\",path=\"/mcp/v1\",status=\"401\",le=\"+Inf\"} 2"
+        ),
+        "{gateway}"
+    );
+
+    // Every service: its build info, and the process metrics.
+    let build = [
+        ("version", env!("CARGO_PKG_VERSION")),
+        ("revision", chataigne_common::metrics::REVISION),
+    ];
+    for (prefix, text) in [
+        ("chataigne_gateway", &gateway),
+        ("chataigne_auth", &auth),
+        ("chataigne_tools", &tools),
+    ] {
+        assert_eq!(count(text, &format!("{prefix}_build_info"), &build), 1.0);
+        for family in [
+            "process_cpu_seconds_total",
+            "process_resident_memory_bytes",
+            "process_virtual_memory_bytes",
+            "process_open_fds",
+            "process_max_fds",
+            "process_threads",
+            "process_start_time_seconds",
+        ] {
+            assert!(count(text, family, &[]) > 0.0, "{family} of {prefix}");
+        }
+    }
+
+    // The chart's alerts and dashboard query only metrics the services
+    // expose (a renamed metric would silently blind them).
+    let exposed = families(&[&gateway, &auth, &tools]);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for file in [
+        "helm/chataigne/templates/prometheusrule.yaml",
+        "helm/chataigne/dashboards/chataigne.json",
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).expect(file);
+        let used = metric_names(&text);
+        assert!(used.len() >= 7, "{file}: {used:?}");
+        for name in used {
+            assert!(
+                exposed.contains(&name),
+                "{file} uses {name}, which no service exposes"
+            );
+        }
+    }
 
     // Nothing a caller sent is a label value.
     for (service, text) in [("gateway", &gateway), ("auth", &auth), ("tools", &tools)] {

@@ -618,9 +618,8 @@ async fn no_canary_reaches_logs_spans_or_metrics() {
     let writer = capture.clone();
     tracing_subscriber::registry()
         .with(
-            tracing_subscriber::fmt::layer()
-                .json()
-                .with_writer(move || writer.clone())
+            // The services' own JSON format (trace and span ids included).
+            chataigne_common::telemetry::json_layer(move || writer.clone())
                 .with_filter(LevelFilter::TRACE),
         )
         .with(

@@ -322,7 +322,7 @@ fn every_tool_plan(url: &str, manager: &str, admin: &str, location: &str, run: &
         step(
             "new_location",
             "chataigne_location_create",
-            json!({"organization_id": "${organization:/data/organization/organization_id}",
+            json!({"organization_id": "${organization:/data/organization/id}",
                    "name": format!("Crêperie SDK {run} — Quai"), "line1": "1 quai Est",
                    "city": "Nantes", "postal_code": "44000", "country": "FR",
                    "timezone": "Europe/Paris", "currency": "EUR",
@@ -487,7 +487,7 @@ async fn python_sdk_lists_and_calls_every_tool() {
         );
         assert_eq!(
             data(&admin_calls, "new_location")["location"]["organization_id"],
-            data(&admin_calls, "organization")["organization"]["organization_id"]
+            data(&admin_calls, "organization")["organization"]["id"]
         );
     }
     sandbox.shutdown().await;

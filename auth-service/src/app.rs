@@ -46,7 +46,16 @@ impl AuthApp {
     /// the signing key.
     pub async fn build(config: Config) -> anyhow::Result<AuthApp> {
         config.validate()?;
-        let store = store::connect(&config.database).await?;
+        config.validate_tls()?;
+        let database = format!(
+            "database {}",
+            chataigne_common::startup::redacted_url(config.database.url())
+        );
+        // Connection and migrations, retried while the database comes up.
+        let store = chataigne_common::startup::retry(&database, &config.startup, || {
+            store::connect(&config.database)
+        })
+        .await?;
         if config.seed_demo {
             seed::seed_demo(&*store)
                 .await
@@ -110,11 +119,21 @@ impl AuthApp {
         tracing::info!(grpc = %grpc_addr, http = %http_addr, issuer = %self.issuer(), "auth-service serving");
         let metrics = self.inner.metrics.clone();
         let config = &self.inner.config;
+        // TLS when configured, certificates re-read when their files change.
+        let grpc_tls = config.grpc_tls.as_ref().map(|t| t.acceptor()).transpose()?;
+        let http_tls = config
+            .http_tls
+            .as_ref()
+            .map(|t| t.http_acceptor())
+            .transpose()?;
         let grpc = grpc::serve(
             self.inner.core.clone(),
             metrics.clone(),
             &config.grpc_server,
-            listeners.grpc,
+            chataigne_common::grpc_server::GrpcListener {
+                tcp: listeners.grpc,
+                tls: grpc_tls,
+            },
             shutdown.clone(),
         );
         let router = http::stack::public(
@@ -167,9 +186,11 @@ impl AuthApp {
             // socket peer (`ConnectInfo<SocketAddr>`), which feeds the
             // sign-in and token endpoint limits. Trusted proxies are held to
             // the total connection cap only.
-            let admission = chataigne_common::http_server::Direct::new(move |ip| {
+            let direct = chataigne_common::http_server::Direct::new(move |ip| {
                 proxies.iter().any(|net| net.contains(&ip))
             });
+            // Then the TLS handshake, when `http_tls` is set.
+            let admission = chataigne_common::tls::TlsAdmission::new(direct, http_tls);
             let observer: chataigne_common::http_server::Observer =
                 Arc::new(move |reason| observed.connection_closed(reason));
             chataigne_common::http_server::serve(

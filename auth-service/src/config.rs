@@ -4,13 +4,16 @@
 
 use std::net::SocketAddr;
 
+use chataigne_common::config::env_var;
 pub use chataigne_common::grpc_server::GrpcServerLimits;
 pub use chataigne_common::http_server::ConnectionLimits;
+use chataigne_common::startup::StartupConfig;
+use schemars::JsonSchema;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
 /// Everything the auth-service needs to start.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// gRPC listen address (AuthService).
@@ -22,6 +25,7 @@ pub struct Config {
     /// Public base URL of the authorization server, without a trailing slash.
     /// Empty: `http://<http_listen>`.
     pub issuer: String,
+    /// The identity store.
     pub database: DatabaseConfig,
     /// Lifetime of access tokens issued through the management API.
     pub access_token_ttl_secs: u64,
@@ -29,11 +33,16 @@ pub struct Config {
     pub assertion_ttl_secs: u64,
     /// Lifetime of a sign-in session.
     pub session_ttl_secs: u64,
-    /// Load the demo users, roles and client at start (idempotent).
+    /// Load the demo users (password `chataigne-demo`), their memberships,
+    /// the roles and the demo client `chataigne-demo-assistant` at start
+    /// (idempotent; `CHATAIGNE_SEED_DEMO=true`). On for the embedded
+    /// launcher and the tests; never in production, where `users add`,
+    /// `memberships grant` and `clients add` create accounts instead.
     pub seed_demo: bool,
     /// How often signing keys are re-read from the database (rotation by
     /// another replica or the admin command).
     pub key_reload_secs: u64,
+    /// The OAuth 2.1 authorization server.
     pub oauth: OAuthConfig,
     /// Encryption at rest of the signing keys.
     pub keys: KeysConfig,
@@ -42,10 +51,20 @@ pub struct Config {
     pub http: HttpServerConfig,
     /// Limits of the gRPC server (AuthService).
     pub grpc_server: GrpcServerLimits,
+    /// TLS of the gRPC listener (certificate and key, and with
+    /// `client_ca_file`, required client certificates: mTLS), re-read when
+    /// the files change; unset: plaintext HTTP/2 (embedded mode).
+    pub grpc_tls: Option<chataigne_common::tls::ServerTls>,
+    /// TLS of the OAuth HTTP listener, for in-cluster callers reaching
+    /// `/token` directly (the Ingress or route in front must then connect
+    /// over HTTPS); unset: plain HTTP behind a TLS-terminating proxy.
+    pub http_tls: Option<chataigne_common::tls::ServerTls>,
+    /// Retries of the database (connection and migrations) at start.
+    pub startup: StartupConfig,
 }
 
 /// The authorization server's endpoints and policies.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OAuthConfig {
     /// Resources (RFC 8707) tokens may be issued for: an exact URL, or a
@@ -70,6 +89,7 @@ pub struct OAuthConfig {
     /// not public (development only). Empty: public addresses only, checked
     /// after DNS resolution (no loopback, private, link-local, shared,
     /// documentation or reserved ranges, nor the cloud metadata addresses).
+    #[schemars(with = "Vec<String>")]
     pub client_metadata_allowed_networks: Vec<ipnet::IpNet>,
     /// How long a fetched metadata document is reused.
     pub client_metadata_cache_secs: u64,
@@ -94,7 +114,7 @@ pub struct OAuthConfig {
 /// refused write scopes at `/authorize` (`invalid_scope`), and its refreshes
 /// and client-credentials tokens never carry one; its consent page marks it
 /// as unverified unless it was registered by an operator.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClientTrustConfig {
     /// Clients an operator registered (`clients add`, the demo seed) are trusted.
@@ -134,10 +154,12 @@ impl ClientTrustConfig {
 
 /// At most `max` events per `per_secs` seconds, in bursts of up to `max`
 /// (GCRA: one event is earned back every `per_secs / max`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Limit {
+    /// Events allowed in the window (and the largest burst), 1 to 1000000.
     pub max: u32,
+    /// Length of the window in seconds, 1 to 86400.
     pub per_secs: u64,
 }
 
@@ -162,11 +184,13 @@ impl Limit {
 /// `trusted_proxies` the first untrusted `X-Forwarded-For` hop from the right.
 /// Every failure budget is keyed by something the requester controls (its
 /// address, the account it tries): nobody spends another user's budget.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RateLimitConfig {
+    /// When false, none of these limits applies.
     pub enabled: bool,
     /// Proxies whose `X-Forwarded-For` is believed.
+    #[schemars(with = "Vec<String>")]
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Sign-in form posts per client address.
     pub sign_in_per_address: Limit,
@@ -186,12 +210,13 @@ pub struct RateLimitConfig {
 }
 
 /// The Redis the replicas share their limit counters in.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitStoreConfig {
     /// `redis://…` (may hold a password). Absent: counters in process, per
     /// replica.
     #[serde(serialize_with = "serialize_optional_secret")]
+    #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub url: Option<SecretString>,
     /// Prefix of every key, so that deployments can share a server.
     pub key_prefix: String,
@@ -199,6 +224,7 @@ pub struct LimitStoreConfig {
     /// hashed into key names (at least 32 bytes, the same on every
     /// replica). Required with `url`.
     #[serde(serialize_with = "serialize_optional_secret")]
+    #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub key_secret: Option<SecretString>,
     /// Bound on connecting.
     pub connect_timeout_ms: u64,
@@ -232,7 +258,8 @@ impl LimitStoreConfig {
             self.key_secret
                 .as_ref()
                 .is_some_and(|secret| secret.expose_secret().len() >= 32),
-            "oauth.rate_limits.redis.key_secret is required with oauth.rate_limits.redis.url: at least 32 bytes, the same on every replica"
+            "oauth.rate_limits.redis.key_secret ({}) is required with oauth.rate_limits.redis.url: at least 32 bytes, the same on every replica",
+            env_var("oauth.rate_limits.redis.key_secret")
         );
         anyhow::ensure!(
             !self.key_prefix.is_empty()
@@ -378,7 +405,7 @@ pub fn is_loopback_http(url: &str) -> bool {
 }
 
 /// How the signing keys' private halves are kept in the database.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct KeysConfig {
     /// Key-encryption key sealing the private signing keys (AES-256-GCM):
@@ -389,6 +416,7 @@ pub struct KeysConfig {
     /// key first, comma-separated (`new,old`): the first seals, all open, and
     /// keys sealed under an older one are re-sealed at start.
     #[serde(serialize_with = "serialize_optional_secret")]
+    #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub encryption_key: Option<SecretString>,
 }
 
@@ -399,7 +427,8 @@ impl KeysConfig {
             None => {
                 anyhow::ensure!(
                     database_url.starts_with("sqlite:"),
-                    "keys.encryption_key is required with PostgreSQL: the base64 encoding of 32 random bytes (e.g. `openssl rand -base64 32`) that encrypts the signing keys at rest"
+                    "keys.encryption_key ({}) is required with PostgreSQL: the base64 encoding of 32 random bytes (e.g. `openssl rand -base64 32`) that encrypts the signing keys at rest",
+                    env_var("keys.encryption_key")
                 );
                 Ok(())
             }
@@ -408,14 +437,16 @@ impl KeysConfig {
 }
 
 /// Where and how to reach the database.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DatabaseConfig {
     /// `postgres://…` (production) or `sqlite:…` (embedded). May hold a password.
     #[serde(serialize_with = "serialize_secret")]
+    #[schemars(with = "String", extend("x-secret" = true))]
     pub url: SecretString,
+    /// Connections in the pool, 1 to 1000.
     pub max_connections: u32,
-    /// Bound on opening (and waiting for) a connection.
+    /// Bound on opening (and waiting for) a connection; one start-up attempt.
     pub connect_timeout_ms: u64,
     /// Bound on any statement (Postgres `statement_timeout`, SQLite busy timeout).
     pub statement_timeout_ms: u64,
@@ -445,6 +476,9 @@ impl Default for Config {
             keys: KeysConfig::default(),
             http: HttpServerConfig::default(),
             grpc_server: GrpcServerLimits::default(),
+            grpc_tls: None,
+            http_tls: None,
+            startup: StartupConfig::default(),
         }
     }
 }
@@ -533,7 +567,22 @@ impl Config {
         self.grpc_server
             .validate("grpc_server")
             .map_err(anyhow::Error::msg)?;
+        self.startup
+            .validate("startup")
+            .map_err(anyhow::Error::msg)?;
+        for (section, tls) in [("grpc_tls", &self.grpc_tls), ("http_tls", &self.http_tls)] {
+            if let Some(tls) = tls {
+                tls.check_fields(section)?;
+            }
+        }
         self.oauth.validate(&self.resolved_issuer())
+    }
+
+    /// What serving checks before it starts: [`Config::validate`] and the
+    /// TLS files. `config check` runs it.
+    pub fn validate_serving(&self) -> anyhow::Result<()> {
+        self.validate()?;
+        self.validate_tls()
     }
 
     /// The issuer URL: the configured one without a trailing slash, or one
@@ -549,7 +598,7 @@ impl Config {
 
 /// The authorization server's public HTTP listener and the bounds of each
 /// request (`http/stack.rs` applies them).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HttpServerConfig {
     /// Header and body read timeouts, idle timeout, head bounds, connection
@@ -608,6 +657,20 @@ fn serialize_optional_secret<S: serde::Serializer>(
     match secret {
         Some(secret) => s.serialize_some(secret.expose_secret()),
         None => s.serialize_none(),
+    }
+}
+
+impl Config {
+    /// The TLS files serving reads (operator commands do not): each named,
+    /// readable and usable; the error names the field and the path.
+    pub fn validate_tls(&self) -> anyhow::Result<()> {
+        if let Some(tls) = &self.grpc_tls {
+            tls.validate("grpc_tls")?;
+        }
+        if let Some(tls) = &self.http_tls {
+            tls.validate("http_tls")?;
+        }
+        Ok(())
     }
 }
 
@@ -749,7 +812,8 @@ mod tests {
         assert!(
             error
                 .as_deref()
-                .is_some_and(|e| e.contains("keys.encryption_key is required")),
+                .is_some_and(|e| e
+                    .contains("keys.encryption_key (CHATAIGNE_KEYS__ENCRYPTION_KEY) is required")),
             "{error:?}"
         );
         config.keys.encryption_key = Some(SecretString::from("dG9vIHNob3J0"));
@@ -831,6 +895,25 @@ mod tests {
         };
         assert!(listed.trusts("https://app.example/c.json", "metadata"));
         assert!(!listed.trusts("my-app", "registered"));
+    }
+
+    #[test]
+    fn nested_lists_load_comma_separated_from_one_variable() {
+        let env = vec![
+            (
+                "CHATAIGNE_OAUTH__RATE_LIMITS__TRUSTED_PROXIES".to_owned(),
+                "10.0.0.0/8,192.168.1.10/32".to_owned(),
+            ),
+            (
+                "CHATAIGNE_OAUTH__ALLOWED_RESOURCES".to_owned(),
+                "https://mcp.example/mcp/v1,https://x.example/mcp/".to_owned(),
+            ),
+        ];
+        let config: Config =
+            chataigne_common::config::load_from_env(&Config::default(), None, env).unwrap();
+        assert_eq!(config.oauth.rate_limits.trusted_proxies.len(), 2);
+        assert_eq!(config.oauth.allowed_resources.len(), 2);
+        assert!(config.validate().is_ok());
     }
 
     #[test]

@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 
 use chataigne_common::grants::{self, Grants, Membership, Refusal, TenantAccess};
 
+use crate::assertions::{Assertions, Content};
 use crate::error::{AuthError, AuthFailure};
 use crate::key_encryption::KeyProtection;
-use crate::model::{Access, Authenticated, LiveState, Principal, now_ms};
+use crate::model::{Access, Authenticated, Grant, LiveState, Principal, now_ms};
 use crate::store::oauth::ClientKind;
-use crate::store::{KeyCheck, Store};
-use crate::tokens::{Claims, INTERNAL_AUDIENCE, TokenKind, Tokens, Verified};
+use crate::store::{KeyCheck, LiveMemberships, Store};
+use crate::tokens::{INTERNAL_AUDIENCE, TokenKind, Tokens, Verified};
 use crate::{keys, live};
 
 /// Least time between two key reloads triggered by an unknown `kid`.
@@ -28,7 +29,8 @@ pub struct Core {
     tokens: Tokens,
     /// How signing keys are sealed at rest (read at every key reload).
     key_protection: KeyProtection,
-    assertion_ttl_secs: i64,
+    /// Principal assertions, reused while their content is unchanged.
+    assertions: Assertions,
     service_audience: String,
     last_reload: Mutex<Option<Instant>>,
 }
@@ -45,7 +47,7 @@ impl Core {
             store,
             tokens,
             key_protection,
-            assertion_ttl_secs: i64::try_from(assertion_ttl_secs).unwrap_or(120),
+            assertions: Assertions::new(i64::try_from(assertion_ttl_secs).unwrap_or(120)),
             service_audience,
             last_reload: Mutex::new(None),
         }
@@ -108,6 +110,27 @@ impl Core {
         Ok(state)
     }
 
+    /// [`Core::live_state`] and the `(membership, permission)` pairs of the
+    /// session's user, read in one statement.
+    async fn live_state_with_memberships(
+        &self,
+        session_id: &str,
+        token_kid: &str,
+    ) -> Result<Option<LiveMemberships>, AuthError> {
+        let signing = self.tokens.keys();
+        let keys = KeyCheck {
+            token_kid: Some(token_kid),
+            signing_kid: signing.signing_kid(),
+        };
+        let found = self
+            .store
+            .live_state_with_memberships(session_id, keys)
+            .await?;
+        self.settle_keys(found.as_ref().map(|(state, _)| state))
+            .await;
+        Ok(found)
+    }
+
     /// Reloads the keys when the live state says a key this replica still
     /// holds was retired: at once for its signing key, throttled for a
     /// presented token's key.
@@ -149,7 +172,9 @@ impl Core {
     }
 
     /// Verifies `access_token` for `resource`, re-checks the live state and
-    /// signs a principal assertion (expiring no later than the token).
+    /// memberships (one statement) and returns a principal assertion carrying
+    /// them (expiring no later than the token), signed now or, when its
+    /// content is unchanged, reused (`assertions`).
     pub async fn authenticate(
         &self,
         access_token: &str,
@@ -159,31 +184,30 @@ impl Core {
         let Verified { claims, kid } = self
             .verify(TokenKind::Access, access_token, resource, now)
             .await?;
-        let state = self.live_state(&claims.sid, Some(&kid)).await?;
+        let (state, memberships) = match self.live_state_with_memberships(&claims.sid, &kid).await?
+        {
+            Some((state, memberships)) => (Some(state), memberships),
+            None => (None, Vec::new()),
+        };
         require_kind(state.as_ref(), false)?;
         let principal = live::evaluate(state.as_ref(), &claims, now)?;
-        let grants = self.live_grants(&principal).await?;
-        let iat = now / 1000;
-        let exp = (iat + self.assertion_ttl_secs).min(claims.exp);
-        let assertion = self.tokens.sign(
-            TokenKind::Assertion,
-            &Claims {
-                iss: self.tokens.issuer().to_owned(),
+        let grants = live_grants(&principal, memberships);
+        let issued = self.assertions.issue(
+            &self.tokens,
+            Content {
                 sub: principal.user_id.clone(),
-                aud: INTERNAL_AUDIENCE.to_owned(),
                 client_id: principal.client_id.clone(),
                 scope: principal.scopes.join(" "),
                 sid: principal.session_id.clone(),
-                exp,
-                iat,
-                jti: uuid::Uuid::new_v4().simple().to_string(),
                 grants,
             },
+            claims.exp,
+            now / 1000,
         )?;
         Ok(Authenticated {
             principal,
-            assertion,
-            assertion_expires_at: exp,
+            assertion: issued.token,
+            assertion_expires_at: issued.exp,
         })
     }
 
@@ -223,39 +247,6 @@ impl Core {
         )
         .map_err(refused)?;
         Ok(principal)
-    }
-
-    /// The principal's current memberships with the permissions each grants
-    /// (role permissions ∩ effective scopes), read live for its assertion;
-    /// `None` above [`grants::MAX_MEMBERSHIPS`].
-    async fn live_grants(&self, principal: &Principal) -> Result<Option<Grants>, AuthError> {
-        let mut memberships: Vec<Membership> = Vec::new();
-        // Rows come ordered by membership: consecutive rows of one membership
-        // are merged.
-        for (grant, permission) in self.store.memberships(&principal.user_id).await? {
-            if !principal.has_scope(&permission) {
-                continue;
-            }
-            match memberships.last_mut() {
-                Some(last)
-                    if last.organization_id == grant.organization_id
-                        && last.location_id == grant.location_id =>
-                {
-                    if !last.permissions.contains(&permission) {
-                        last.permissions.push(permission);
-                    }
-                }
-                _ => memberships.push(Membership {
-                    organization_id: grant.organization_id,
-                    location_id: grant.location_id,
-                    permissions: vec![permission],
-                }),
-            }
-            if memberships.len() > grants::MAX_MEMBERSHIPS {
-                return Ok(None);
-            }
-        }
-        Ok(Grants::bounded(principal.platform_admin, memberships))
     }
 
     /// The tenants on which the principal currently holds `permission`.
@@ -319,6 +310,39 @@ impl Core {
             ),
         })
     }
+}
+
+/// The principal's current memberships with the permissions each grants
+/// (role permissions ∩ effective scopes), from the `(membership, permission)`
+/// rows of this request's live read; `None` above [`grants::MAX_MEMBERSHIPS`].
+fn live_grants(principal: &Principal, rows: Vec<(Grant, String)>) -> Option<Grants> {
+    let mut memberships: Vec<Membership> = Vec::new();
+    // Rows come ordered by membership: consecutive rows of one membership
+    // are merged.
+    for (grant, permission) in rows {
+        if !principal.has_scope(&permission) {
+            continue;
+        }
+        match memberships.last_mut() {
+            Some(last)
+                if last.organization_id == grant.organization_id
+                    && last.location_id == grant.location_id =>
+            {
+                if !last.permissions.contains(&permission) {
+                    last.permissions.push(permission);
+                }
+            }
+            _ => memberships.push(Membership {
+                organization_id: grant.organization_id,
+                location_id: grant.location_id,
+                permissions: vec![permission],
+            }),
+        }
+        if memberships.len() > grants::MAX_MEMBERSHIPS {
+            return None;
+        }
+    }
+    Grants::bounded(principal.platform_admin, memberships)
 }
 
 /// Service-account tokens must come from service clients, and user tokens

@@ -12,9 +12,6 @@ use chataigne_common::ErrorCode;
 use chataigne_common::codes::{FieldViolation, decode_status};
 use chataigne_proto::auth::v1 as pb;
 use chataigne_proto::auth::v1::auth_service_server::{AuthService, AuthServiceServer};
-use tokio::net::TcpListener;
-use tokio_stream::StreamExt;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
 
 use crate::core::Core;
@@ -28,31 +25,44 @@ const MAX_ID_LEN: usize = 128;
 /// Longest caller request id written to the log.
 const MAX_REQUEST_ID_LEN: usize = 64;
 
-/// Serves the AuthService and the standard health service on `listener`,
-/// behind the shared gRPC server stack under `limits`, until `shutdown`
-/// resolves.
+/// Serves the AuthService, the standard health service and server reflection
+/// on `listener`, behind the shared gRPC server stack under `limits`, until
+/// `shutdown` resolves.
 pub async fn serve(
     core: Arc<Core>,
     metrics: Arc<AuthMetrics>,
     limits: &chataigne_common::grpc_server::GrpcServerLimits,
-    listener: TcpListener,
+    listener: chataigne_common::grpc_server::GrpcListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let incoming = TcpListenerStream::new(listener).map(|stream| {
-        if let Ok(stream) = &stream {
-            // Small request/response exchanges: never wait on Nagle.
-            let _ = stream.set_nodelay(true);
+    // Plain or TLS; small request/response exchanges never wait on Nagle.
+    let incoming = listener.incoming();
+    // grpc.health.v1: SERVING while the database answers (a cheap indexed
+    // lookup), NOT_SERVING once shutdown starts; `liveness` SERVING throughout.
+    let probed = core.clone();
+    let probe = move || {
+        let core = probed.clone();
+        async move {
+            let store = core.store();
+            let ping = store.user_exists("");
+            chataigne_common::grpc_health::probe_pool(ping, || store.pool_stats()).await
         }
-        stream
-    });
-    // grpc.health.v1: SERVING from here, NOT_SERVING once shutdown starts.
-    let (health, shutdown) = chataigne_common::grpc_health::serving_until(shutdown).await;
+    };
+    let (health, shutdown) = chataigne_common::grpc_health::serving_while(shutdown, probe).await;
+    // Server reflection (v1, v1alpha) of the AuthService, health and itself.
+    let (reflection, reflection_v1alpha) = chataigne_common::grpc_reflection::services(
+        chataigne_proto::FILE_DESCRIPTOR_SET,
+        pb::PACKAGE,
+    )
+    .context("reflection descriptors")?;
     // The stack every Chataigne gRPC server declares (HTTP/2 limits, the
     // caller's deadline, load shedding past the concurrency limit), then:
     chataigne_common::grpc_server::builder(limits)
         // One span per RPC, child of the caller's W3C trace context.
         .trace_fn(chataigne_common::trace_context::server_span("auth-service"))
         .add_service(health)
+        .add_service(reflection)
+        .add_service(reflection_v1alpha)
         .add_service(AuthServiceServer::new(AuthGrpc { core, metrics }))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await

@@ -14,7 +14,7 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::{DecodingKey, EncodingKey};
+use chataigne_common::jws::{Es256Signer, Es256Verifier};
 use secrecy::zeroize::Zeroizing;
 use serde_json::json;
 
@@ -38,11 +38,13 @@ impl std::fmt::Debug for SigningKey {
     }
 }
 
-/// The keys of this process: one signs, all verify.
+/// The keys of this process: one signs, all verify. Each key is parsed once,
+/// here (the private key as an `EcdsaKeyPair`, the public ones as parsed
+/// public keys), not at every signature or verification.
 pub struct KeyRing {
     signing_kid: String,
-    encoding: EncodingKey,
-    decoding: HashMap<String, DecodingKey>,
+    signer: Es256Signer,
+    verifiers: HashMap<String, Es256Verifier>,
     jwks: serde_json::Value,
 }
 
@@ -53,15 +55,17 @@ impl KeyRing {
             .iter()
             .max_by_key(|key| (key.created_at_ms, key.kid.as_str()))
             .ok_or_else(|| anyhow::anyhow!("no signing key"))?;
-        let mut decoding = HashMap::new();
+        let mut verifiers = HashMap::new();
         let mut jwks = Vec::new();
+        let mut signer = None;
         for key in keys {
-            let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &key.pkcs8)
-                .map_err(|_| {
-                    anyhow::anyhow!("signing key {} is not a P-256 PKCS#8 key", key.kid)
-                })?;
-            let (x, y) = public_coordinates(&pair)?;
-            decoding.insert(key.kid.clone(), DecodingKey::from_ec_components(&x, &y)?);
+            let parsed = Es256Signer::from_pkcs8(&key.pkcs8).map_err(|_| {
+                anyhow::anyhow!("signing key {} is not a P-256 PKCS#8 key", key.kid)
+            })?;
+            let (x, y) = public_coordinates(parsed.public_point())?;
+            let verifier = Es256Verifier::from_point(parsed.public_point())
+                .map_err(|_| anyhow::anyhow!("signing key {} has no usable public key", key.kid))?;
+            verifiers.insert(key.kid.clone(), verifier);
             jwks.push(json!({
                 "kty": "EC",
                 "crv": "P-256",
@@ -71,11 +75,14 @@ impl KeyRing {
                 "alg": "ES256",
                 "use": "sig",
             }));
+            if std::ptr::eq(key, newest) {
+                signer = Some(parsed);
+            }
         }
         Ok(KeyRing {
             signing_kid: newest.kid.clone(),
-            encoding: EncodingKey::from_ec_der(&newest.pkcs8),
-            decoding,
+            signer: signer.ok_or_else(|| anyhow::anyhow!("no signing key"))?,
+            verifiers,
             jwks: json!({ "keys": jwks }),
         })
     }
@@ -84,12 +91,14 @@ impl KeyRing {
         &self.signing_kid
     }
 
-    pub fn encoding_key(&self) -> &EncodingKey {
-        &self.encoding
+    /// The current signing key, parsed.
+    pub fn signer(&self) -> &Es256Signer {
+        &self.signer
     }
 
-    pub fn decoding_key(&self, kid: &str) -> Option<&DecodingKey> {
-        self.decoding.get(kid)
+    /// The verification key of `kid`, parsed, if it is in this ring.
+    pub fn verifier(&self, kid: &str) -> Option<&Es256Verifier> {
+        self.verifiers.get(kid)
     }
 
     /// The JWK Set document (`/.well-known/jwks.json`).
@@ -105,7 +114,7 @@ pub fn generate() -> anyhow::Result<SigningKey> {
             .map_err(|_| anyhow::anyhow!("generating a P-256 key failed"))?;
     let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, document.as_ref())
         .map_err(|_| anyhow::anyhow!("reading the generated P-256 key failed"))?;
-    let (x, y) = public_coordinates(&pair)?;
+    let (x, y) = public_coordinates(pair.public_key().as_ref())?;
     let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
     let kid = URL_SAFE_NO_PAD.encode(digest(&SHA256, canonical.as_bytes()));
     Ok(SigningKey {
@@ -263,8 +272,7 @@ async fn store_key(
 }
 
 /// Base64url `x` and `y` of an uncompressed P-256 public point.
-fn public_coordinates(pair: &EcdsaKeyPair) -> anyhow::Result<(String, String)> {
-    let point = pair.public_key().as_ref();
+fn public_coordinates(point: &[u8]) -> anyhow::Result<(String, String)> {
     anyhow::ensure!(
         point.len() == 65 && point.first() == Some(&0x04),
         "unexpected public key encoding"
@@ -289,7 +297,7 @@ mod tests {
         assert_eq!(jwk["kid"], key.kid.as_str());
         assert_eq!(jwk["x"].as_str().map(str::len), Some(43));
         assert!(jwk.get("d").is_none(), "no private part");
-        assert!(ring.decoding_key(&key.kid).is_some());
+        assert!(ring.verifier(&key.kid).is_some());
     }
 
     #[test]
@@ -300,7 +308,7 @@ mod tests {
         let (old_kid, new_kid) = (old.kid.clone(), new.kid.clone());
         let ring = KeyRing::from_stored(&[old, new]).unwrap();
         assert_eq!(ring.signing_kid(), new_kid);
-        assert!(ring.decoding_key(&old_kid).is_some());
+        assert!(ring.verifier(&old_kid).is_some());
         assert_eq!(ring.jwks()["keys"].as_array().map(Vec::len), Some(2));
     }
 }

@@ -4,8 +4,13 @@
 //! verification, live authorization, storage on PostgreSQL or SQLite.
 
 mod admin;
+pub mod admin_cli;
 mod admin_oauth;
+mod admin_smoke;
+mod admin_smoke_page;
+mod admin_users;
 mod app;
+mod assertions;
 mod config;
 mod core;
 mod error;
@@ -24,6 +29,8 @@ mod tokens;
 
 pub use admin::{IssueTokenRequest, IssuedToken};
 pub use admin_oauth::{NewClientRequest, RegisteredClient, migrate};
+pub use admin_smoke::{SmokeTestArgs, smoke_test};
+pub use admin_users::NewUserRequest;
 pub use app::{AuthApp, Listeners, run};
 pub use config::{
     ClientTrustConfig, Config, DatabaseConfig, KeysConfig, Limit, LimitStoreConfig, OAuthConfig,
@@ -38,6 +45,7 @@ pub use http::{
 pub use key_encryption::generate_kek;
 pub use model::{Access, Authenticated, Principal, UserStatus};
 pub use seed::DEMO_REDIRECT_URIS;
+pub use store::admin::{MembershipRecord, UserRecord};
 pub use store::oauth::{ClientKind, ClientRecord, KeyInfo, Purged};
 pub use store::{ClientConsent, StoreError};
 pub use tokens::INTERNAL_AUDIENCE;

@@ -1,21 +1,31 @@
 //! Signing and verification of the two JWT kinds: OAuth access tokens
 //! (`typ` "at+jwt", audience = resource URL) and principal assertions
-//! (`typ` "principal+jwt", audience "chataigne-internal"). ES256 only.
+//! (`typ` "principal+jwt", audience "chataigne-internal", see
+//! [`AssertionContract`]). ES256 only, with keys parsed once (`keys`).
+//!
+//! A verification that succeeds is remembered, keyed by a SHA-256 of the
+//! token (never the token itself), until the token's `exp` (plus the leeway):
+//! presenting the same token again skips the signature check but repeats the
+//! time checks and requires its key to still be in this replica's ring. Only
+//! the result of signature and claims verification is cached; the live state
+//! (sessions, users, clients, consents, memberships, retired keys) is read by
+//! the caller at every request.
 
 use std::sync::{Arc, RwLock};
 
-use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::{Algorithm, Header, Validation};
+use chataigne_common::assertion::{AssertionContract, TimeCheck, typ_matches};
+use chataigne_common::expiring::ExpiringMap;
+use chataigne_common::jws;
+use jsonwebtoken::{Algorithm, Header};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AuthError, AuthFailure};
 use crate::keys::KeyRing;
 
 /// Audience of principal assertions.
-pub const INTERNAL_AUDIENCE: &str = "chataigne-internal";
-/// Clock skew tolerated on `exp`, `nbf` and `iat`: a token is refused from
-/// 5 s after its `exp`, and until 5 s before its `nbf` (when it has one).
-const LEEWAY_SECS: u64 = 5;
+pub const INTERNAL_AUDIENCE: &str = AssertionContract::AUDIENCE;
+/// Most verified tokens remembered at once.
+const VERIFIED_CAPACITY: usize = 16 * 1024;
 
 /// Which kind of token is signed or expected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,13 +38,12 @@ impl TokenKind {
     fn typ(self) -> &'static str {
         match self {
             TokenKind::Access => "at+jwt",
-            TokenKind::Assertion => "principal+jwt",
+            TokenKind::Assertion => AssertionContract::TYP,
         }
     }
 
     fn accepts_typ(self, typ: &str) -> bool {
-        let typ = typ.strip_prefix("application/").unwrap_or(typ);
-        typ.eq_ignore_ascii_case(self.typ())
+        typ_matches(typ, self.typ())
     }
 }
 
@@ -58,6 +67,15 @@ pub struct Claims {
     pub grants: Option<chataigne_common::grants::Grants>,
 }
 
+/// The claims as read from a token: [`Claims`] and the optional `nbf`.
+#[derive(Deserialize)]
+struct ReadClaims {
+    #[serde(flatten)]
+    claims: Claims,
+    #[serde(default)]
+    nbf: Option<i64>,
+}
+
 /// A verified token: its claims and the `kid` of the key that signed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verified {
@@ -65,30 +83,27 @@ pub struct Verified {
     pub kid: String,
 }
 
+/// A remembered verification: what it proved and the `nbf` to re-check.
+#[derive(Clone)]
+struct Remembered {
+    verified: Verified,
+    nbf: Option<i64>,
+}
+
 /// Signs and verifies tokens with this process's keys for one issuer. The key
 /// ring is replaced as a whole when keys are rotated or reloaded.
 pub struct Tokens {
     keys: RwLock<Arc<KeyRing>>,
     issuer: String,
-    template: Validation,
-    assertion_validation: Validation,
+    verified: ExpiringMap<[u8; 32], Remembered>,
 }
 
 impl Tokens {
     pub fn new(keys: KeyRing, issuer: String) -> Tokens {
-        let mut template = Validation::new(Algorithm::ES256);
-        template.leeway = LEEWAY_SECS;
-        template.validate_exp = true;
-        template.validate_nbf = true;
-        template.set_issuer(&[&issuer]);
-        template.set_required_spec_claims(&["exp", "iat", "iss", "aud", "sub"]);
-        let mut assertion_validation = template.clone();
-        assertion_validation.set_audience(&[INTERNAL_AUDIENCE]);
         Tokens {
             keys: RwLock::new(Arc::new(keys)),
             issuer,
-            template,
-            assertion_validation,
+            verified: ExpiringMap::new(VERIFIED_CAPACITY),
         }
     }
 
@@ -104,27 +119,29 @@ impl Tokens {
         }
     }
 
-    /// Replaces the key ring (rotation, reload).
+    /// Replaces the key ring (rotation, reload) and forgets every remembered
+    /// verification.
     pub fn replace_keys(&self, ring: KeyRing) {
         let ring = Arc::new(ring);
         match self.keys.write() {
             Ok(mut keys) => *keys = ring,
             Err(poisoned) => *poisoned.into_inner() = ring,
         }
+        self.verified.clear();
     }
 
     /// Whether the `kid` of `token` is in the current ring (false for
     /// unreadable tokens and tokens without a `kid`).
     pub fn knows_kid_of(&self, token: &str) -> bool {
-        jsonwebtoken::decode_header(token)
+        jws::header::<Header>(token)
             .ok()
             .and_then(|header| header.kid)
-            .is_some_and(|kid| self.keys().decoding_key(&kid).is_some())
+            .is_some_and(|kid| self.keys().verifier(&kid).is_some())
     }
 
     /// The kind a token claims to be by its `typ` (unverified).
     pub fn claimed_kind(token: &str) -> Option<TokenKind> {
-        let typ = jsonwebtoken::decode_header(token).ok()?.typ?;
+        let typ = jws::header::<Header>(token).ok()?.typ?;
         [TokenKind::Access, TokenKind::Assertion]
             .into_iter()
             .find(|kind| kind.accepts_typ(&typ))
@@ -133,16 +150,14 @@ impl Tokens {
     /// Signs `claims` as a token of `kind` with the current key.
     pub fn sign(&self, kind: TokenKind, claims: &Claims) -> Result<String, AuthError> {
         let keys = self.keys();
-        let mut header = Header::new(Algorithm::ES256);
-        header.typ = Some(kind.typ().to_owned());
-        header.kid = Some(keys.signing_kid().to_owned());
-        jsonwebtoken::encode(&header, claims, keys.encoding_key())
+        keys.signer()
+            .sign(&header(kind, keys.signing_kid()), claims)
             .map_err(|e| AuthError::Internal(format!("signing a token failed: {e}")))
     }
 
     /// Verifies a token of `kind`: algorithm, `typ`, key, signature, `iss`,
-    /// `aud` (= `audience` for access tokens), `exp` and `iat`. Whether the
-    /// key is still active in the store is the live pass's question.
+    /// `aud` (= `audience` for access tokens), `exp`, `nbf` and `iat`. Whether
+    /// the key is still active in the store is the live pass's question.
     pub fn verify(
         &self,
         kind: TokenKind,
@@ -150,7 +165,39 @@ impl Tokens {
         audience: &str,
         now_secs: i64,
     ) -> Result<Verified, AuthFailure> {
-        let header = jsonwebtoken::decode_header(token).map_err(|_| AuthFailure::TokenInvalid)?;
+        let audience = match kind {
+            TokenKind::Access => audience,
+            TokenKind::Assertion => AssertionContract::AUDIENCE,
+        };
+        let key = jws::digest(&[kind.typ().as_bytes(), audience.as_bytes(), token.as_bytes()]);
+        let keys = self.keys();
+        if let Some(Remembered { verified, nbf }) = self.verified.get(&key, now_secs) {
+            if keys.verifier(&verified.kid).is_none() {
+                return Err(AuthFailure::TokenInvalid);
+            }
+            times(&verified.claims, nbf, now_secs)?;
+            return Ok(verified);
+        }
+        let remembered = self.verify_signed(&keys, kind, token, audience, now_secs)?;
+        let verified = remembered.verified.clone();
+        let until = verified
+            .claims
+            .exp
+            .saturating_add(AssertionContract::LEEWAY_SECS);
+        self.verified.insert(key, remembered, until, now_secs);
+        Ok(verified)
+    }
+
+    /// The full check: header, signature, then claims.
+    fn verify_signed(
+        &self,
+        keys: &KeyRing,
+        kind: TokenKind,
+        token: &str,
+        audience: &str,
+        now_secs: i64,
+    ) -> Result<Remembered, AuthFailure> {
+        let header = jws::header::<Header>(token).map_err(|_| AuthFailure::TokenInvalid)?;
         if header.alg != Algorithm::ES256
             || !header
                 .typ
@@ -159,36 +206,47 @@ impl Tokens {
         {
             return Err(AuthFailure::TokenInvalid);
         }
-        let keys = self.keys();
         let kid = header.kid.ok_or(AuthFailure::TokenInvalid)?;
-        let key = keys.decoding_key(&kid).ok_or(AuthFailure::TokenInvalid)?;
-        let access_validation;
-        let validation = match kind {
-            TokenKind::Assertion => &self.assertion_validation,
-            TokenKind::Access => {
-                let mut validation = self.template.clone();
-                validation.set_audience(&[audience]);
-                access_validation = validation;
-                &access_validation
-            }
-        };
-        let data =
-            jsonwebtoken::decode::<Claims>(token, key, validation).map_err(|error| match error
-                .kind()
-            {
-                ErrorKind::ExpiredSignature => AuthFailure::TokenExpired,
-                ErrorKind::InvalidAudience => match kind {
-                    TokenKind::Access => AuthFailure::AudienceMismatch,
-                    TokenKind::Assertion => AuthFailure::TokenInvalid,
-                },
-                _ => AuthFailure::TokenInvalid,
-            })?;
-        let claims = data.claims;
-        let leeway = i64::try_from(LEEWAY_SECS).unwrap_or(0);
-        if claims.iat > now_secs + leeway || claims.sid.is_empty() || claims.client_id.is_empty() {
+        let verifier = keys.verifier(&kid).ok_or(AuthFailure::TokenInvalid)?;
+        let payload = verifier
+            .verify(token)
+            .map_err(|_| AuthFailure::TokenInvalid)?;
+        let ReadClaims { claims, nbf } =
+            serde_json::from_slice(&payload).map_err(|_| AuthFailure::TokenInvalid)?;
+        times(&claims, nbf, now_secs)?;
+        if claims.iss != self.issuer {
             return Err(AuthFailure::TokenInvalid);
         }
-        Ok(Verified { claims, kid })
+        if claims.aud != audience {
+            return Err(match kind {
+                TokenKind::Access => AuthFailure::AudienceMismatch,
+                TokenKind::Assertion => AuthFailure::TokenInvalid,
+            });
+        }
+        if claims.sid.is_empty() || claims.client_id.is_empty() {
+            return Err(AuthFailure::TokenInvalid);
+        }
+        Ok(Remembered {
+            verified: Verified { claims, kid },
+            nbf,
+        })
+    }
+}
+
+/// The JOSE header of a token of `kind` signed with `kid`.
+fn header(kind: TokenKind, kid: &str) -> Header {
+    let mut header = Header::new(Algorithm::ES256);
+    header.typ = Some(kind.typ().to_owned());
+    header.kid = Some(kid.to_owned());
+    header
+}
+
+/// `exp`, `nbf` and `iat` against `now_secs`, with the contract's leeway.
+fn times(claims: &Claims, nbf: Option<i64>, now_secs: i64) -> Result<(), AuthFailure> {
+    match AssertionContract::times_hold(claims.exp, nbf, claims.iat, now_secs) {
+        TimeCheck::Valid => Ok(()),
+        TimeCheck::Expired => Err(AuthFailure::TokenExpired),
+        TimeCheck::NotYetValid => Err(AuthFailure::TokenInvalid),
     }
 }
 
@@ -298,12 +356,11 @@ mod tests {
         let tokens = tokens();
         let with_nbf = |nbf: i64| {
             let keys = tokens.keys();
-            let mut header = Header::new(Algorithm::ES256);
-            header.typ = Some("at+jwt".to_owned());
-            header.kid = Some(keys.signing_kid().to_owned());
             let mut body = serde_json::to_value(claims(RESOURCE, 7200)).unwrap();
             body["nbf"] = nbf.into();
-            jsonwebtoken::encode(&header, &body, keys.encoding_key()).unwrap()
+            keys.signer()
+                .sign(&header(TokenKind::Access, keys.signing_kid()), &body)
+                .unwrap()
         };
         let in_an_hour = with_nbf(now() + 3600);
         assert_eq!(
@@ -323,6 +380,106 @@ mod tests {
             tokens
                 .verify(TokenKind::Access, &past, RESOURCE, now())
                 .is_ok()
+        );
+    }
+
+    #[test]
+    fn tokens_are_byte_compatible_with_the_jsonwebtoken_crate() {
+        let key = keys::generate().unwrap();
+        let ring = KeyRing::from_stored(std::slice::from_ref(&key)).unwrap();
+        let tokens = Tokens::new(ring, ISSUER.to_owned());
+        let claims = claims(RESOURCE, 60);
+        // Theirs verifies here.
+        let encoding = jsonwebtoken::EncodingKey::from_ec_der(&key.pkcs8);
+        let theirs =
+            jsonwebtoken::encode(&header(TokenKind::Access, &key.kid), &claims, &encoding).unwrap();
+        let verified = tokens
+            .verify(TokenKind::Access, &theirs, RESOURCE, now())
+            .unwrap();
+        assert_eq!(verified.claims, claims);
+        // Ours verifies there, with the same header and payload bytes.
+        let ours = tokens.sign(TokenKind::Access, &claims).unwrap();
+        let jwk: jsonwebtoken::jwk::Jwk =
+            serde_json::from_value(tokens.keys().jwks()["keys"][0].clone()).unwrap();
+        let mut validation = jsonwebtoken::Validation::new(Algorithm::ES256);
+        validation.set_audience(&[RESOURCE]);
+        validation.set_issuer(&[ISSUER]);
+        let decoded = jsonwebtoken::decode::<Claims>(
+            &ours,
+            &jsonwebtoken::DecodingKey::from_jwk(&jwk).unwrap(),
+            &validation,
+        )
+        .unwrap();
+        assert_eq!(decoded.claims, claims);
+        let signed_part = |token: &str| token.rsplit_once('.').unwrap().0.to_owned();
+        assert_eq!(signed_part(&ours), signed_part(&theirs));
+    }
+
+    #[test]
+    fn a_remembered_verification_never_outlives_the_token_exp() {
+        let tokens = tokens();
+        let token = tokens
+            .sign(TokenKind::Access, &claims(RESOURCE, 30))
+            .unwrap();
+        let exp = now() + 30;
+        assert!(
+            tokens
+                .verify(TokenKind::Access, &token, RESOURCE, now())
+                .is_ok()
+        );
+        let leeway = AssertionContract::LEEWAY_SECS;
+        assert!(
+            tokens
+                .verify(TokenKind::Access, &token, RESOURCE, exp + leeway)
+                .is_ok(),
+            "still valid within the leeway"
+        );
+        assert_eq!(
+            tokens.verify(TokenKind::Access, &token, RESOURCE, exp + leeway + 1),
+            Err(AuthFailure::TokenExpired)
+        );
+    }
+
+    #[test]
+    fn a_remembered_verification_stops_with_its_key_leaving_the_ring() {
+        let mut old = keys::generate().unwrap();
+        old.created_at_ms -= 1000;
+        let new = keys::generate().unwrap();
+        let tokens = Tokens::new(KeyRing::from_stored(&[old]).unwrap(), ISSUER.to_owned());
+        let token = tokens
+            .sign(TokenKind::Access, &claims(RESOURCE, 60))
+            .unwrap();
+        assert!(
+            tokens
+                .verify(TokenKind::Access, &token, RESOURCE, now())
+                .is_ok()
+        );
+        // The old key is retired: the ring reloaded without it.
+        tokens.replace_keys(KeyRing::from_stored(&[new]).unwrap());
+        assert_eq!(
+            tokens.verify(TokenKind::Access, &token, RESOURCE, now()),
+            Err(AuthFailure::TokenInvalid)
+        );
+    }
+
+    #[test]
+    fn a_remembered_verification_is_bound_to_its_kind_and_audience() {
+        let tokens = tokens();
+        let token = tokens
+            .sign(TokenKind::Access, &claims(RESOURCE, 60))
+            .unwrap();
+        assert!(
+            tokens
+                .verify(TokenKind::Access, &token, RESOURCE, now())
+                .is_ok()
+        );
+        assert_eq!(
+            tokens.verify(TokenKind::Access, &token, "https://other.example", now()),
+            Err(AuthFailure::AudienceMismatch)
+        );
+        assert_eq!(
+            tokens.verify(TokenKind::Assertion, &token, INTERNAL_AUDIENCE, now()),
+            Err(AuthFailure::TokenInvalid)
         );
     }
 }

@@ -1,6 +1,8 @@
 //! The administration commands of the `chataigne-auth-service` binary against
 //! a SQLite database: migrate, register a service client, rotate and list keys,
-//! disable a client, set a user's status; bad input fails with a message.
+//! disable a client, set a user's status; bad input fails with a message;
+//! `config check` refuses a PostgreSQL configuration without its shared
+//! secrets and prints a valid one redacted.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -98,5 +100,47 @@ fn the_admin_commands_manage_clients_keys_and_users() {
     assert!(!ok);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
+/// `chataigne-auth-service config check`: on PostgreSQL it refuses a
+/// configuration without the key-encryption key, naming the variable, and
+/// prints a valid one with every secret redacted (exit status 0).
+mod config_check {
+    fn config_check(env: &[(&str, &str)]) -> (bool, String, String) {
+        chataigne_common::testing::run_with_env(
+            env!("CARGO_BIN_EXE_chataigne-auth-service"),
+            &["config", "check"],
+            env,
+        )
+    }
+
+    const DATABASE: (&str, &str) = (
+        "CHATAIGNE_DATABASE__URL",
+        "postgres://app:hunter2@db:5432/auth",
+    );
+
+    #[test]
+    fn on_postgres_the_key_encryption_key_is_required_by_name() {
+        let (ok, out, err) = config_check(&[DATABASE]);
+        assert!(!ok, "{out}");
+        assert!(err.contains("CHATAIGNE_KEYS__ENCRYPTION_KEY"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn a_valid_configuration_is_printed_with_secrets_redacted() {
+        let kek = chataigne_auth::generate_kek().unwrap();
+        let kek = secrecy::ExposeSecret::expose_secret(&kek).to_owned();
+        let (ok, out, err) = config_check(&[
+            DATABASE,
+            ("CHATAIGNE_KEYS__ENCRYPTION_KEY", kek.as_str()),
+            ("CHATAIGNE_STARTUP__MAX_WAIT_SECS", "5"),
+        ]);
+        assert!(ok, "{err}");
+        assert!(out.contains("max_wait_secs = 5"), "{out}");
+        assert!(out.contains("encryption_key = \"<redacted>\""), "{out}");
+        assert!(!out.contains("hunter2"), "{out}");
+        assert!(!out.contains(&kek), "{out}");
     }
 }

@@ -1,7 +1,9 @@
-"""Benchmark peer: the orders listing served by a single-process server built
-with the official Python MCP SDK (MCPServer, streamable HTTP, stateless, JSON
+"""Benchmark peer: the orders listing served by a server built with the
+official Python MCP SDK (MCPServer, streamable HTTP, stateless, JSON
 responses) from the same PostgreSQL data and with the same query as the
-tool-service's `chataigne_orders_list` with a location filter.
+tool-service's `chataigne_orders_list` with a location filter. It runs one
+worker process per core by default (`--workers`), so that the interpreter's
+single core per process does not cap it below the machine.
 
 It performs no authentication or authorization: it is the floor of what an
 MCP server written with the SDK costs for this query, not a peer of the
@@ -12,6 +14,7 @@ stack's security checks.
 
 import argparse
 import logging
+import os
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
@@ -20,13 +23,14 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 
 # The tool-service's query for one location: one index-ordered page of ids,
-# then joined to the location and the customer.
+# then joined to the location and the customer. The page size is written into
+# the text as the tool-service does (a bound LIMIT is planned at every call).
 ORDERS_QUERY = """
 SELECT o.id, o.number, o.organization_id, o.location_id, l.name AS location_name,
        l.timezone, o.currency, o.customer_id, c.display_name AS customer_name, o.status,
        o.fulfillment, o.total_minor, o.created_at_ms, o.updated_at_ms
 FROM (SELECT id, created_at_ms FROM orders WHERE location_id = $1
-      ORDER BY created_at_ms DESC, id DESC LIMIT $2) AS p
+      ORDER BY created_at_ms DESC, id DESC LIMIT {fetch}) AS p
 JOIN orders o ON o.id = p.id
 JOIN locations l ON l.id = o.location_id
 JOIN customers c ON c.id = o.customer_id
@@ -61,7 +65,7 @@ def money(amount_minor: int, currency: str) -> dict:
 async def chataigne_orders_list(location_id: str, limit: int = 20) -> dict:
     """Lists a restaurant's orders, newest first."""
     limit = max(1, min(limit, 50))
-    rows = await (await pool()).fetch(ORDERS_QUERY, location_id, limit + 1)
+    rows = await (await pool()).fetch(ORDERS_QUERY.format(fetch=limit + 1), location_id)
     orders = [
         {
             "id": row["id"],
@@ -81,17 +85,33 @@ async def chataigne_orders_list(location_id: str, limit: int = 20) -> dict:
     return {"orders": orders}
 
 
+def create_app():
+    """The ASGI app of one worker process (uvicorn's factory)."""
+    state["database_url"] = os.environ["CHATAIGNE_PEER_DATABASE_URL"]
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+    return server.streamable_http_app(
+        streamable_http_path="/mcp", json_response=True, stateless_http=True
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--database-url", required=True)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
-    state["database_url"] = args.database_url
-    logging.getLogger("mcp").setLevel(logging.WARNING)
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp", json_response=True, stateless_http=True
+    # Worker processes read it from the environment they inherit.
+    os.environ["CHATAIGNE_PEER_DATABASE_URL"] = args.database_url
+    uvicorn.run(
+        "peer:create_app",
+        factory=True,
+        app_dir=os.path.dirname(os.path.abspath(__file__)),
+        host="127.0.0.1",
+        port=args.port,
+        workers=max(1, args.workers),
+        log_level="warning",
+        access_log=False,
     )
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
 
 
 if __name__ == "__main__":

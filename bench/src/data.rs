@@ -1,10 +1,13 @@
-//! Benchmark databases on the local PostgreSQL server: a fresh auth database
-//! per run, and one tool database per orders-table size, generated with the
-//! tool-service's own data generator and kept between runs (a marker row
-//! records the generator settings, so a database is rebuilt only when they
-//! change).
+//! Benchmark databases on the local PostgreSQL server: one template tool
+//! database per orders-table size, generated with the tool-service's own data
+//! generator and kept between runs (a marker row records the generator
+//! settings, so a template is rebuilt only when they change); each run works
+//! on databases of its own, named after the run (its tool databases copied
+//! from the templates), so concurrent runs never clobber each other and the
+//! writes of one run never reach the next.
 
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use chataigne_tools::store::seed::{DataSet, SeedSpec};
@@ -18,16 +21,33 @@ const LAYOUT: u32 = 1;
 /// A fixed "now" so a cached data set stays the same between runs.
 const NOW_MS: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
-/// The server the benchmark databases live on.
+/// The server the benchmark databases live on, and this run's databases.
 pub struct Server {
     admin_url: String,
+    /// Names this run's databases: process id and start time.
+    run: String,
+    /// Databases this run created, dropped by [`Server::drop_run_databases`].
+    created: Mutex<Vec<String>>,
 }
 
 impl Server {
     /// `admin_url` must name an existing database (used for CREATE/DROP).
     pub fn new(admin_url: &str) -> Server {
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_millis());
         Server {
             admin_url: admin_url.to_owned(),
+            run: format!("{:x}{:x}", std::process::id(), started),
+            created: Mutex::default(),
+        }
+    }
+
+    /// Records `database` as this run's (idempotent).
+    fn own(&self, database: &str) {
+        let mut created = self.created.lock().unwrap_or_else(|p| p.into_inner());
+        if !created.iter().any(|name| name == database) {
+            created.push(database.to_owned());
         }
     }
 
@@ -57,25 +77,47 @@ impl Server {
         Ok(row.try_get::<i64, _>(0)? > 0)
     }
 
-    async fn recreate(&self, admin: &mut PgConnection, database: &str) -> anyhow::Result<()> {
+    /// Drops `database` and creates it again, empty or as a copy of `template`.
+    async fn recreate(
+        &self,
+        admin: &mut PgConnection,
+        database: &str,
+        template: Option<&str>,
+    ) -> anyhow::Result<()> {
         let drop = format!("DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)");
         admin.execute(sqlx::AssertSqlSafe(drop)).await?;
-        let create = format!("CREATE DATABASE \"{database}\"");
+        let create = match template {
+            Some(template) => format!("CREATE DATABASE \"{database}\" TEMPLATE \"{template}\""),
+            None => format!("CREATE DATABASE \"{database}\""),
+        };
         admin.execute(sqlx::AssertSqlSafe(create)).await?;
         Ok(())
     }
 
-    /// An empty auth database (the auth-service migrates and seeds it).
+    /// An empty auth database of this run (the auth-service migrates and
+    /// seeds it).
     pub async fn fresh_auth_database(&self) -> anyhow::Result<String> {
-        let name = "chataigne_bench_auth";
+        let name = format!("chataigne_bench_{}_auth", self.run);
         let mut admin = self.admin().await?;
-        self.recreate(&mut admin, name).await?;
-        Ok(self.url_of(name))
+        self.own(&name);
+        self.recreate(&mut admin, &name, None).await?;
+        Ok(self.url_of(&name))
     }
 
-    /// The tool database holding about `orders` orders, built if missing or
-    /// built with other settings. Returns its URL and the exact order count.
+    /// A tool database of this run holding about `orders` orders, copied from
+    /// the template of that size. Returns its URL and the exact order count.
     pub async fn tool_database(&self, orders: u64) -> anyhow::Result<(String, u64)> {
+        let (template, count) = self.tool_template(orders).await?;
+        let name = format!("chataigne_bench_{}_tools_{orders}", self.run);
+        let mut admin = self.admin().await?;
+        self.own(&name);
+        self.recreate(&mut admin, &name, Some(&template)).await?;
+        Ok((self.url_of(&name), count))
+    }
+
+    /// The template database holding about `orders` orders, built if missing
+    /// or built with other settings. Returns its name and the exact order count.
+    async fn tool_template(&self, orders: u64) -> anyhow::Result<(String, u64)> {
         let spec = spec_for(orders);
         let marker = format!(
             "layout={LAYOUT} days={} per_day={} extra={} seed={:x}",
@@ -87,11 +129,11 @@ impl Server {
         if self.exists(&mut admin, &name).await?
             && let Some(count) = cached_count(&url, &marker).await
         {
-            return Ok((url, count));
+            return Ok((name, count));
         }
         eprintln!("building {name} (about {orders} orders; kept for later runs)…");
         let started = Instant::now();
-        self.recreate(&mut admin, &name).await?;
+        self.recreate(&mut admin, &name, None).await?;
         let options = StoreOptions {
             max_connections: 4,
             connect_timeout: Duration::from_secs(5),
@@ -121,15 +163,17 @@ impl Server {
             "built {name}: {generated} orders in {:.0} s",
             started.elapsed().as_secs_f64()
         );
-        Ok((url, generated as u64))
+        Ok((name, generated as u64))
     }
 
-    /// Drops the auth database of this run.
-    pub async fn drop_auth_database(&self) -> anyhow::Result<()> {
+    /// Drops every database of this run (the templates stay).
+    pub async fn drop_run_databases(&self) -> anyhow::Result<()> {
+        let names = std::mem::take(&mut *self.created.lock().unwrap_or_else(|p| p.into_inner()));
         let mut admin = self.admin().await?;
-        admin
-            .execute("DROP DATABASE IF EXISTS \"chataigne_bench_auth\" WITH (FORCE)")
-            .await?;
+        for name in names {
+            let drop = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+            admin.execute(sqlx::AssertSqlSafe(drop)).await?;
+        }
         Ok(())
     }
 }
@@ -152,6 +196,8 @@ async fn cached_count(url: &str, marker: &str) -> Option<u64> {
         .ok()?
         .try_get(0)
         .ok()?;
+    // A template must have no session open when it is copied.
+    conn.close().await.ok()?;
     u64::try_from(count).ok()
 }
 

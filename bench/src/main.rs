@@ -1,36 +1,44 @@
 //! `chataigne-bench`: throughput and latency of MCP `tools/call` through the
-//! whole stack (gateway + auth-service + tool-service on PostgreSQL, started
-//! in this process on loopback), side by side with the tool-service called
-//! directly over gRPC, a bare axum JSON endpoint and a single-process server
-//! built with the Python MCP SDK serving the same query from the same data.
-//! Then latency as concurrency grows and as the orders table grows.
+//! whole stack (the gateway, auth-service and tool-service binaries as
+//! processes of their own on PostgreSQL and Redis), side by side with the
+//! tool-service called directly over gRPC, a bare axum JSON endpoint, a
+//! server built with the Python MCP SDK (one worker process per core) and a
+//! single-process one built with rmcp (the Rust SDK; feature `rmcp-peer`)
+//! serving the same query from the same data, with the per-call budget (CPU
+//! per process, round trips) of each measurement. Then latency as
+//! concurrency grows and as the orders table grows, and the performance
+//! targets.
 //!
 //! Every measurement is bounded by a request budget and a time window; every
 //! server listens on loopback only. Figures are printed, never asserted.
 
+mod budget;
 mod data;
 mod load;
 mod peers;
 mod report;
+#[cfg(feature = "rmcp-peer")]
+mod rmcp_peer;
+mod rounds;
 mod targets;
+mod topology;
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use chataigne::{Stack, StackConfig};
 use chataigne_common::demo;
 use chataigne_proto::tools::v1::ListToolsRequest;
 use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
 use clap::Parser;
-use secrecy::SecretString;
 use serde_json::json;
 use sqlx::{Connection, PgConnection, Row as _};
 
 use crate::load::{Plan, Stats};
 use crate::report::{Row, SizePoint};
+use crate::rounds::{Target, TargetKind};
 use crate::targets::{DirectGrpc, McpHttp, ToolCall};
+use crate::topology::Topology;
 
 /// Benchmarks MCP tools/call through the full stack beside its baselines.
 #[derive(Debug, Parser)]
@@ -91,55 +99,102 @@ struct Args {
     /// many seconds, e.g. under a profiler, and print nothing else.
     #[arg(long)]
     soak: Option<f64>,
+    /// Rounds of the comparison: each measures every target once in turn;
+    /// rows show the median round, ratios the median of same-round ratios.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Directory of the service binaries (default: this binary's).
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Directory of the Python peer (peer.py, requirements.txt).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/python"))]
     python_dir: PathBuf,
 }
 
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Start the production topology (the three service binaries as
+    /// processes on PostgreSQL + Redis, on a fresh copy of the benchmark
+    /// data), print its URLs and a token, and serve until Ctrl-C, for an
+    /// outside load driver or profiler.
+    ServeStack,
+    /// Serve the rmcp peer (used by the benchmark itself).
+    #[cfg(feature = "rmcp-peer")]
+    RmcpPeer {
+        #[arg(long)]
+        port: u16,
+        #[arg(long)]
+        database_url: String,
+    },
+}
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?
-        .block_on(bench(args))
-}
-
-/// A running stack with a demo manager's token.
-struct Running {
-    stack: Stack,
-    token: String,
-}
-
-async fn start_stack(args: &Args, auth_url: &str, tools_url: &str) -> anyhow::Result<Running> {
-    let mut config = StackConfig::with_databases(auth_url, tools_url);
-    // The tool database is already loaded with the benchmark's data set.
-    config.tools.seed_demo = false;
-    let gateway = &mut config.gateway;
-    if !args.no_redis {
-        gateway.redis.url = Some(SecretString::from(args.redis.clone()));
-        gateway.redis.key_prefix = format!("chataigne-bench-{}", std::process::id());
-        gateway.idempotency.secret = Some(SecretString::from(format!(
-            "bench-idempotency-secret-{:032}",
-            std::process::id()
-        )));
+        .build()?;
+    match &args.command {
+        None => runtime.block_on(bench(args)),
+        Some(Command::ServeStack) => runtime.block_on(serve_stack(args)),
+        #[cfg(feature = "rmcp-peer")]
+        Some(Command::RmcpPeer { port, database_url }) => {
+            runtime.block_on(rmcp_peer::serve(*port, database_url))
+        }
     }
-    // One user calls one tool far above the production per-minute limits:
-    // the limiter still counts every call, it never refuses one.
-    gateway.rate_limits.reads_per_minute = 10_000_000;
-    gateway.rate_limits.writes_per_minute = 10_000_000;
-    gateway.rate_limits.per_ip_per_minute = 10_000_000;
-    let stack = chataigne::start(config)
+}
+
+fn bin_dir(args: &Args) -> anyhow::Result<PathBuf> {
+    match &args.bin_dir {
+        Some(dir) => Ok(dir.clone()),
+        None => Ok(std::env::current_exe()
+            .context("locating this binary")?
+            .parent()
+            .context("this binary has no directory")?
+            .to_path_buf()),
+    }
+}
+
+async fn start_stack(args: &Args, auth_url: &str, tools_url: &str) -> anyhow::Result<Topology> {
+    let bin_dir = bin_dir(args)?;
+    let settings = topology::Settings {
+        bin_dir: &bin_dir,
+        auth_database: auth_url,
+        tools_database: tools_url,
+        redis: (!args.no_redis).then_some(args.redis.as_str()),
+    };
+    topology::start(&settings)
         .await
-        .context("starting the stack")?;
-    let token = stack
-        .token_for(
-            demo::USER_MANAGER,
-            &demo::demo_token_scopes(),
-            Some(Duration::from_secs(4 * 3600)),
-        )
-        .await
-        .context("issuing a token")?;
-    Ok(Running { stack, token })
+        .context("starting the stack")
+}
+
+/// `serve-stack`: the topology on a fresh copy of the benchmark data until Ctrl-C.
+async fn serve_stack(args: Args) -> anyhow::Result<()> {
+    let server = data::Server::new(&args.postgres);
+    let (tools_url, orders) = server.tool_database(args.orders).await?;
+    let auth_url = server.fresh_auth_database().await?;
+    let served = async {
+        let stack = start_stack(&args, &auth_url, &tools_url).await?;
+        println!("orders={orders}");
+        println!("mcp_url={}", stack.mcp_url);
+        println!("tools_grpc_url={}", stack.tools_grpc_url);
+        println!("auth_grpc_url={}", stack.auth_grpc_url);
+        for (name, url) in &stack.metrics_urls {
+            println!("metrics_{}={url}", name.replace('-', "_"));
+        }
+        for (name, pid) in stack.pids() {
+            println!("pid_{}={pid}", name.replace('-', "_"));
+        }
+        println!("token={}", stack.token);
+        eprintln!("serving until Ctrl-C…");
+        tokio::signal::ctrl_c().await?;
+        drop(stack);
+        anyhow::Ok(())
+    }
+    .await;
+    server.drop_run_databases().await?;
+    served
 }
 
 fn orders_list() -> ToolCall {
@@ -152,8 +207,8 @@ fn orders_list() -> ToolCall {
 
 /// The second tool of the table: a write when the catalogue has one this
 /// benchmark knows how to call repeatedly, else a second read.
-async fn second_tool(stack: &Stack, tools_url: &str) -> anyhow::Result<(ToolCall, bool)> {
-    let mut catalog = ToolCatalogClient::connect(stack.tools_grpc_url.clone()).await?;
+async fn second_tool(tools_grpc_url: &str, tools_url: &str) -> anyhow::Result<(ToolCall, bool)> {
+    let mut catalog = ToolCatalogClient::connect(tools_grpc_url.to_owned()).await?;
     let names: Vec<String> = catalog
         .list_tools(ListToolsRequest {})
         .await?
@@ -167,20 +222,36 @@ async fn second_tool(stack: &Stack, tools_url: &str) -> anyhow::Result<(ToolCall
         .iter()
         .any(|n| n == "chataigne_conversation_message_send")
     {
-        let conversation: String =
-            sqlx::query("SELECT id FROM conversations WHERE location_id = $1 ORDER BY id LIMIT 1")
-                .bind(demo::LOC_PARIS)
-                .fetch_one(&mut db)
-                .await?
-                .try_get(0)?;
-        let run = std::process::id();
+        // Writes spread over the location's conversations (one row would
+        // turn the measurement into lock waits on it), each with a key never
+        // used before in any measurement or run (a reused key is a replay).
+        let conversations: Vec<String> = sqlx::query_scalar(
+            "SELECT id FROM conversations WHERE location_id = $1 ORDER BY id LIMIT 500",
+        )
+        .bind(demo::LOC_PARIS)
+        .fetch_all(&mut db)
+        .await?;
+        anyhow::ensure!(
+            !conversations.is_empty(),
+            "the benchmark location has no conversation"
+        );
+        let run = format!(
+            "{:x}{:x}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_nanos())
+        );
+        let sequence = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let call = ToolCall {
             name: "chataigne_conversation_message_send".to_owned(),
             arguments: std::sync::Arc::new(move |n| {
+                let key = sequence.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let conversation = &conversations[(n as usize) % conversations.len()];
                 json!({
                     "conversation_id": conversation,
                     "text": "Your order is on its way.",
-                    "idempotency_key": format!("bench-{run}-{n:012}"),
+                    "idempotency_key": format!("bench-{run}-{key:012}"),
                 })
             }),
             fixed: false,
@@ -202,37 +273,13 @@ async fn second_tool(stack: &Stack, tools_url: &str) -> anyhow::Result<(ToolCall
     Ok((call, false))
 }
 
-/// A measurement of `call` at `concurrency`.
-async fn measure<C, F>(args: &Args, concurrency: usize, window: f64, call: C) -> Stats
-where
-    C: Fn(u64) -> F + Send + Sync + 'static,
-    F: Future<Output = bool> + Send + 'static,
-{
-    let plan = Plan {
+fn plan(args: &Args, concurrency: usize, window: f64) -> Plan {
+    Plan {
         concurrency,
         max_requests: args.max_requests,
         warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
         window: Duration::from_secs_f64(window.max(0.1)),
-    };
-    load::run(plan, call).await
-}
-
-async fn http_stats(args: &Args, target: &McpHttp, concurrency: usize, window: f64) -> Stats {
-    let target = target.clone();
-    measure(args, concurrency, window, move |n| {
-        let target = target.clone();
-        async move { target.call(n).await }
-    })
-    .await
-}
-
-async fn grpc_stats(args: &Args, target: &DirectGrpc, concurrency: usize, window: f64) -> Stats {
-    let target = target.clone();
-    measure(args, concurrency, window, move |n| {
-        let target = target.clone();
-        async move { target.call(n).await }
-    })
-    .await
+    }
 }
 
 fn progress(what: &str, stats: &Stats) {
@@ -246,6 +293,41 @@ fn progress(what: &str, stats: &Stats) {
     );
 }
 
+/// The counters of a measurement of `pids` (named processes).
+fn probe(
+    args: &Args,
+    client: &reqwest::Client,
+    tools_url: &str,
+    stack: &Topology,
+    pids: Vec<(String, u32)>,
+    stack_metrics: bool,
+) -> budget::Probe {
+    budget::Probe {
+        pids,
+        redis: (!args.no_redis).then(|| args.redis.clone()),
+        postgres_url: tools_url.to_owned(),
+        metrics: if stack_metrics {
+            stack
+                .metrics_urls
+                .iter()
+                .skip(1)
+                .map(|(_, url)| url.clone())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        client: client.clone(),
+    }
+}
+
+fn stack_pids(stack: &Topology) -> Vec<(String, u32)> {
+    stack
+        .pids()
+        .into_iter()
+        .map(|(name, pid)| (name.to_owned(), pid))
+        .collect()
+}
+
 async fn bench(args: Args) -> anyhow::Result<()> {
     let machine_before = report::machine();
     eprintln!("machine: {machine_before}");
@@ -257,28 +339,27 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     let server = data::Server::new(&args.postgres);
     let (tools_url, orders) = server.tool_database(args.orders).await?;
     let auth_url = server.fresh_auth_database().await?;
-    let running = start_stack(&args, &auth_url, &tools_url).await?;
-    let stack = &running.stack;
+    let stack = start_stack(&args, &auth_url, &tools_url).await?;
     let client = targets::http_client(args.concurrency.max(256))?;
 
     let read = orders_list();
-    let (second, second_is_write) = second_tool(stack, &tools_url).await?;
+    let (second, second_is_write) = second_tool(&stack.tools_grpc_url, &tools_url).await?;
     let full_read = McpHttp::new(
         client.clone(),
         &stack.mcp_url,
-        Some(&running.token),
+        Some(&stack.token),
         read.clone(),
     );
     let full_second = McpHttp::new(
         client.clone(),
         &stack.mcp_url,
-        Some(&running.token),
+        Some(&stack.token),
         second.clone(),
     );
     let (direct_read, refresher_read) = DirectGrpc::connect(
         &stack.tools_grpc_url,
         &stack.auth_grpc_url,
-        &running.token,
+        &stack.token,
         &stack.mcp_url,
         read.clone(),
     )
@@ -286,21 +367,32 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     let (direct_second, refresher_second) = DirectGrpc::connect(
         &stack.tools_grpc_url,
         &stack.auth_grpc_url,
-        &running.token,
+        &stack.token,
         &stack.mcp_url,
         second.clone(),
     )
     .await?;
     let answer = full_read.probe().await.context("full stack probe")?;
+    let all = stack_pids(&stack);
+    let tools_only: Vec<(String, u32)> = all
+        .iter()
+        .filter(|(name, _)| name != "gateway")
+        .cloned()
+        .collect();
     if let Some(seconds) = args.soak {
-        let stats = http_stats(&args, &full_read, args.concurrency, seconds).await;
-        progress("full stack read", &stats);
-        let stats = grpc_stats(&args, &direct_read, args.concurrency, seconds).await;
-        progress("direct gRPC read", &stats);
+        let soak = Target {
+            label: "full stack read".to_owned(),
+            kind: TargetKind::Http(full_read),
+            reference: 0,
+            probe: probe(&args, &client, &tools_url, &stack, all, true),
+        };
+        let measured = soak.measure(plan(&args, args.concurrency, seconds)).await;
+        progress("full stack read", &measured.stats);
+        eprintln!("  per call: {}", measured.budget.describe());
         refresher_read.abort();
         refresher_second.abort();
-        running.stack.shutdown().await?;
-        return server.drop_auth_database().await;
+        drop(stack);
+        return server.drop_run_databases().await;
     }
     full_second.probe().await.context("full stack probe")?;
     direct_read.probe().await.context("direct gRPC probe")?;
@@ -308,22 +400,16 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     let bare_url = peers::bare_http(answer.clone()).await?;
     let bare = McpHttp::new(client.clone(), &bare_url, None, read.clone());
     bare.probe().await.context("bare HTTP probe")?;
-    let peer = match &python {
+    let python_peer = match &python {
         Some(python) => Some(peers::python_peer(python, &args.python_dir, &tools_url).await?),
         None => None,
     };
-    let python_target = match &peer {
-        Some(peer) => {
-            let target = McpHttp::new(client.clone(), &peer.url, None, read.clone());
-            let body = target.probe().await.context("Python peer probe")?;
-            eprintln!(
-                "answer sizes: full stack {} bytes, Python peer {} bytes",
-                answer.len(),
-                body.len()
-            );
-            Some(target)
-        }
-        None => None,
+    #[cfg(feature = "rmcp-peer")]
+    let rmcp_peer = Some(peers::rmcp_peer(&tools_url).await?);
+    #[cfg(not(feature = "rmcp-peer"))]
+    let rmcp_peer: Option<peers::PeerProcess> = {
+        eprintln!("the rmcp peer is left out (build with --features rmcp-peer)");
+        None
     };
 
     let second_label = if second_is_write {
@@ -331,77 +417,142 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     } else {
         format!("{} (read; no write tool yet)", second.name)
     };
-    eprintln!("comparison on {orders} orders…");
+    let mut targets = vec![
+        Target {
+            label: format!("full stack · {}", read.name),
+            kind: TargetKind::Http(full_read.clone()),
+            reference: 0,
+            probe: probe(&args, &client, &tools_url, &stack, all.clone(), true),
+        },
+        Target {
+            label: format!("tool-service gRPC direct · {}", read.name),
+            kind: TargetKind::Grpc(direct_read),
+            reference: 0,
+            probe: probe(&args, &client, &tools_url, &stack, tools_only.clone(), true),
+        },
+        Target {
+            label: format!("full stack · {second_label}"),
+            kind: TargetKind::Http(full_second),
+            reference: 2,
+            probe: probe(&args, &client, &tools_url, &stack, all.clone(), true),
+        },
+        Target {
+            label: format!("tool-service gRPC direct · {}", second.name),
+            kind: TargetKind::Grpc(direct_second),
+            reference: 2,
+            probe: probe(&args, &client, &tools_url, &stack, tools_only, true),
+        },
+        Target {
+            label: "bare axum JSON endpoint (same body sizes)".to_owned(),
+            kind: TargetKind::Http(bare),
+            reference: 0,
+            probe: probe(
+                &args,
+                &client,
+                &tools_url,
+                &stack,
+                vec![("bench".to_owned(), std::process::id())],
+                false,
+            ),
+        },
+    ];
+    let mut rmcp_index = None;
+    if let Some(peer) = &rmcp_peer {
+        let target = McpHttp::new(client.clone(), &peer.url, None, read.clone());
+        let body = target.probe().await.context("rmcp peer probe")?;
+        eprintln!(
+            "answer sizes: full stack {} bytes, rmcp peer {} bytes",
+            answer.len(),
+            body.len()
+        );
+        rmcp_index = Some(targets.len());
+        targets.push(Target {
+            label: format!("rmcp (Rust MCP SDK) server · {}", read.name),
+            kind: TargetKind::Http(target),
+            reference: 0,
+            probe: probe(
+                &args,
+                &client,
+                &tools_url,
+                &stack,
+                vec![("rmcp peer".to_owned(), peer.pid())],
+                false,
+            ),
+        });
+    }
+    let mut python_index = None;
+    if let Some(peer) = &python_peer {
+        let target = McpHttp::new(client.clone(), &peer.url, None, read.clone());
+        let body = target.probe().await.context("Python peer probe")?;
+        eprintln!(
+            "answer sizes: full stack {} bytes, Python peer {} bytes",
+            answer.len(),
+            body.len()
+        );
+        python_index = Some(targets.len());
+        targets.push(Target {
+            label: format!("Python MCP SDK server · {}", read.name),
+            kind: TargetKind::Http(target),
+            reference: 0,
+            probe: probe(
+                &args,
+                &client,
+                &tools_url,
+                &stack,
+                vec![("Python peer".to_owned(), peer.pid())],
+                false,
+            ),
+        });
+    }
+
+    eprintln!(
+        "comparison on {orders} orders, {} interleaved rounds…",
+        args.rounds.max(1)
+    );
     let mut rows = Vec::new();
+    let mut measured_at = Vec::new();
     for concurrency in [1, args.concurrency] {
-        let seconds = args.seconds;
-        let full = http_stats(&args, &full_read, concurrency, seconds).await;
-        progress("full stack read", &full);
-        let reference = Some(full.throughput());
-        let direct = grpc_stats(&args, &direct_read, concurrency, seconds).await;
-        progress("direct gRPC read", &direct);
-        let full2 = http_stats(&args, &full_second, concurrency, seconds).await;
-        progress("full stack second", &full2);
-        let reference2 = Some(full2.throughput());
-        let direct2 = grpc_stats(&args, &direct_second, concurrency, seconds).await;
-        progress("direct gRPC second", &direct2);
-        let ceiling = http_stats(&args, &bare, concurrency, seconds).await;
-        progress("bare HTTP", &ceiling);
-        let python_stats = match &python_target {
-            Some(target) => {
-                let stats = http_stats(&args, target, concurrency, seconds).await;
-                progress("Python peer", &stats);
-                Some(stats)
-            }
-            None => None,
-        };
-        rows.push(Row {
-            scenario: format!("full stack · {}", read.name),
-            stats: full,
-            reference,
-        });
-        rows.push(Row {
-            scenario: format!("tool-service gRPC direct · {}", read.name),
-            stats: direct,
-            reference,
-        });
-        rows.push(Row {
-            scenario: format!("full stack · {second_label}"),
-            stats: full2,
-            reference: reference2,
-        });
-        rows.push(Row {
-            scenario: format!("tool-service gRPC direct · {}", second.name),
-            stats: direct2,
-            reference: reference2,
-        });
-        rows.push(Row {
-            scenario: "bare axum JSON endpoint (same body sizes)".to_owned(),
-            stats: ceiling,
-            reference,
-        });
-        if let Some(stats) = python_stats {
+        let results = rounds::run(
+            &targets,
+            plan(&args, concurrency, args.seconds),
+            args.rounds,
+            progress,
+        )
+        .await;
+        for (index, target) in targets.iter().enumerate() {
+            let Some(middle) = rounds::median_round(&results[index]) else {
+                continue;
+            };
+            let ratio = rounds::paired(&results[index], &results[target.reference], |a, b| {
+                a.throughput() / b.throughput()
+            });
             rows.push(Row {
-                scenario: format!("Python MCP SDK server · {}", read.name),
-                stats,
-                reference,
+                scenario: target.label.clone(),
+                stats: middle.stats.clone(),
+                ratio: Some(ratio),
+                budget: middle.budget.clone(),
             });
         }
+        measured_at.push(results);
     }
 
     let mut curve = Vec::new();
     if !args.no_curves {
         eprintln!("concurrency curve…");
         for &level in &args.levels {
-            let stats = http_stats(&args, &full_read, level, args.curve_seconds).await;
-            progress("full stack read", &stats);
-            curve.push(stats);
+            let measured = targets[0]
+                .measure(plan(&args, level, args.curve_seconds))
+                .await;
+            progress("full stack read", &measured.stats);
+            curve.push(measured.stats);
         }
     }
-    drop(peer);
+    drop(targets);
+    drop(python_peer);
+    drop(rmcp_peer);
     refresher_read.abort();
     refresher_second.abort();
-    running.stack.shutdown().await?;
+    drop(stack);
 
     let mut sizes = Vec::new();
     if !args.no_curves {
@@ -412,31 +563,128 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         for size in wanted {
             let (tools_url, orders) = server.tool_database(size).await?;
             let auth_url = server.fresh_auth_database().await?;
-            let running = start_stack(&args, &auth_url, &tools_url).await?;
+            let stack = start_stack(&args, &auth_url, &tools_url).await?;
             let target = McpHttp::new(
                 client.clone(),
-                &running.stack.mcp_url,
-                Some(&running.token),
+                &stack.mcp_url,
+                Some(&stack.token),
                 read.clone(),
             );
             target.probe().await?;
+            let target = Target {
+                label: "full stack read".to_owned(),
+                kind: TargetKind::Http(target),
+                reference: 0,
+                probe: probe(&args, &client, &tools_url, &stack, stack_pids(&stack), true),
+            };
             eprintln!("size curve: {orders} orders…");
-            let single = http_stats(&args, &target, 1, args.curve_seconds).await;
+            let single = target
+                .measure(plan(&args, 1, args.curve_seconds))
+                .await
+                .stats;
             progress("full stack read", &single);
-            let loaded = http_stats(&args, &target, args.concurrency, args.curve_seconds).await;
+            let loaded = target
+                .measure(plan(&args, args.concurrency, args.curve_seconds))
+                .await
+                .stats;
             progress("full stack read", &loaded);
             sizes.push(SizePoint {
                 orders,
                 single,
                 loaded,
             });
-            running.stack.shutdown().await?;
         }
     }
-    server.drop_auth_database().await?;
+    server.drop_run_databases().await?;
 
-    println!("## tools/call on {orders} orders\n");
+    // The targets, from the rounds of the comparison (index 0: one client,
+    // index 1: --concurrency clients) and the size curve.
+    let at = |level: usize, index: usize| measured_at.get(level).and_then(|r| r.get(index));
+    let loaded_full = at(1, 0);
+    let cpu_per_call = loaded_full.map(|rounds| {
+        rounds::median(
+            rounds
+                .iter()
+                .map(|m| m.budget.total_cpu_us() / 1000.0)
+                .collect(),
+        )
+    });
+    let versus = |index: Option<usize>| {
+        let other = at(1, index?)?;
+        Some(rounds::paired(loaded_full?, other, |a, b| {
+            a.throughput() / b.throughput()
+        }))
+    };
+    let overhead = match (at(0, 0), at(0, 1)) {
+        (Some(full), Some(direct)) => {
+            Some(rounds::paired(full, direct, |a, b| a.p50_ms() - b.p50_ms()))
+        }
+        _ => None,
+    };
+    let p99 =
+        loaded_full.map(|rounds| rounds::median(rounds.iter().map(|m| m.stats.p99_ms()).collect()));
+    let size_drift = {
+        let small = sizes.iter().find(|p| p.orders <= 20_000);
+        let large = sizes.iter().find(|p| p.orders >= 900_000);
+        match (small, large) {
+            (Some(small), Some(large)) => {
+                Some((large.single.p50_ms() / small.single.p50_ms() - 1.0) * 100.0)
+            }
+            _ => None,
+        }
+    };
+    let goals = [
+        report::Goal {
+            what: "CPU per full-stack read call, all processes (ms)",
+            now: cpu_per_call,
+            unit: " ms",
+            target: "≤ 0.8 ms",
+            met: |v| v <= 0.8,
+        },
+        report::Goal {
+            what: "full stack / rmcp peer throughput at --concurrency",
+            now: versus(rmcp_index),
+            unit: "×",
+            target: "≥ 0.8×",
+            met: |v| v >= 0.8,
+        },
+        report::Goal {
+            what: "full stack / Python peer throughput at --concurrency",
+            now: versus(python_index),
+            unit: "×",
+            target: "≥ 4×",
+            met: |v| v >= 4.0,
+        },
+        report::Goal {
+            what: "full stack p50 − direct gRPC p50 at 1 client",
+            now: overhead,
+            unit: " ms",
+            target: "≤ 0.5 ms",
+            met: |v| v <= 0.5,
+        },
+        report::Goal {
+            what: "full stack p99 at --concurrency",
+            now: p99,
+            unit: " ms",
+            target: "≤ 45 ms",
+            met: |v| v <= 45.0,
+        },
+        report::Goal {
+            what: "p50 at 1M orders vs 10k (1 client)",
+            now: size_drift,
+            unit: " %",
+            target: "within 10 %",
+            met: |v| v.abs() <= 10.0,
+        },
+    ];
+
+    println!(
+        "## tools/call on {orders} orders (median of {} interleaved rounds)\n",
+        args.rounds.max(1)
+    );
     println!("{}", report::comparison(&rows));
+    println!("## Per-call budget of the median round\n");
+    println!("{}", report::budgets(&rows));
     if !curve.is_empty() {
         println!(
             "{}",
@@ -458,6 +706,8 @@ async fn bench(args: Args) -> anyhow::Result<()> {
             )
         );
     }
+    println!("## Targets (concurrency {})\n", args.concurrency);
+    println!("{}", report::goals(&goals));
     println!(
         "Machine: {machine_before}; load average after: {}",
         report::load_average()

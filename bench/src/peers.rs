@@ -1,7 +1,9 @@
 //! The baselines served beside the stack: a bare axum JSON endpoint (the
 //! HTTP ceiling of this machine: it parses the request and answers a fixed
 //! body as large as the full stack's answer) and the Python MCP SDK peer
-//! (bench/python/peer.py) in a virtual environment the benchmark creates.
+//! (bench/python/peer.py) in a virtual environment the benchmark creates,
+//! and the rmcp peer (this binary's `rmcp-peer` subcommand), each of the two
+//! peers in a process of its own.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -85,13 +87,19 @@ pub fn python_venv(python_dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(python)
 }
 
-/// The running Python peer; stopped on drop.
-pub struct PythonPeer {
+/// A running peer process; stopped on drop.
+pub struct PeerProcess {
     pub url: String,
     child: Child,
 }
 
-impl Drop for PythonPeer {
+impl PeerProcess {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for PeerProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -104,20 +112,37 @@ pub async fn python_peer(
     python: &Path,
     python_dir: &Path,
     database_url: &str,
-) -> anyhow::Result<PythonPeer> {
+) -> anyhow::Result<PeerProcess> {
+    let mut command = Command::new(python);
+    command.arg(python_dir.join("peer.py"));
+    spawn_peer(command, database_url, "the Python peer").await
+}
+
+/// Starts this binary's `rmcp-peer` subcommand like [`python_peer`].
+#[cfg(feature = "rmcp-peer")]
+pub async fn rmcp_peer(database_url: &str) -> anyhow::Result<PeerProcess> {
+    let mut command = Command::new(std::env::current_exe().context("locating this binary")?);
+    command.arg("rmcp-peer");
+    spawn_peer(command, database_url, "the rmcp peer").await
+}
+
+async fn spawn_peer(
+    mut command: Command,
+    database_url: &str,
+    what: &str,
+) -> anyhow::Result<PeerProcess> {
     let port = {
         let probe = std::net::TcpListener::bind(("127.0.0.1", 0))?;
         probe.local_addr()?.port()
     };
-    let child = Command::new(python)
-        .arg(python_dir.join("peer.py"))
+    let child = command
         .args(["--port", &port.to_string(), "--database-url", database_url])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
-        .context("starting the Python peer")?;
-    let peer = PythonPeer {
+        .with_context(|| format!("starting {what}"))?;
+    let peer = PeerProcess {
         url: format!("http://127.0.0.1:{port}/mcp"),
         child,
     };
@@ -128,7 +153,7 @@ pub async fn python_peer(
     {
         anyhow::ensure!(
             started.elapsed() < Duration::from_secs(30),
-            "the Python peer did not listen within 30 s"
+            "{what} did not listen within 30 s"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

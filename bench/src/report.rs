@@ -1,14 +1,16 @@
 //! The printed tables (Markdown, so they paste into the README as they are)
 //! and the description of the machine they were measured on.
 
+use crate::budget::Budget;
 use crate::load::Stats;
 
 /// One row of the comparison table.
 pub struct Row {
     pub scenario: String,
     pub stats: Stats,
-    /// Throughput of the full stack this row compares with.
-    pub reference: Option<f64>,
+    /// Median over rounds of this row's throughput over the full stack's.
+    pub ratio: Option<f64>,
+    pub budget: Budget,
 }
 
 fn ms(value: f64) -> String {
@@ -40,10 +42,8 @@ pub fn comparison(rows: &[Row]) -> String {
          |---|---:|---:|---:|---:|---:|---:|\n",
     );
     for row in rows {
-        let ratio = match row.reference {
-            Some(reference) if reference > 0.0 => {
-                format!("{:.2}×", row.stats.throughput() / reference)
-            }
+        let ratio = match row.ratio {
+            Some(ratio) if ratio.is_finite() => format!("{ratio:.2}×"),
             _ => "-".to_owned(),
         };
         out.push_str(&format!(
@@ -56,6 +56,50 @@ pub fn comparison(rows: &[Row]) -> String {
             ms(row.stats.p50_ms()),
             ms(row.stats.p99_ms()),
             ratio
+        ));
+    }
+    out
+}
+
+/// The per-call budget of every comparison row.
+pub fn budgets(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| scenario | concurrency | per call: CPU µs by process · round trips |\n|---|---:|---|\n",
+    );
+    for row in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} |\n",
+            row.scenario,
+            row.stats.concurrency,
+            row.budget.describe()
+        ));
+    }
+    out
+}
+
+/// One performance target: what was measured, the bound, whether it holds.
+pub struct Goal {
+    pub what: &'static str,
+    pub now: Option<f64>,
+    pub unit: &'static str,
+    pub target: &'static str,
+    pub met: fn(f64) -> bool,
+}
+
+/// The targets table.
+pub fn goals(goals: &[Goal]) -> String {
+    let mut out = String::from("| target | now | bound | met |\n|---|---:|---:|:---:|\n");
+    for goal in goals {
+        let (now, met) = match goal.now {
+            Some(value) if value.is_finite() => (
+                format!("{value:.2}{}", goal.unit),
+                if (goal.met)(value) { "yes" } else { "no" },
+            ),
+            _ => ("not measured".to_owned(), "-"),
+        };
+        out.push_str(&format!(
+            "| {} | {now} | {} | {met} |\n",
+            goal.what, goal.target
         ));
     }
     out

@@ -225,6 +225,18 @@ impl ErrorCode {
     }
 }
 
+/// `status` with another message: the code, metadata and details stay, and
+/// the `google.rpc.Status` in the details carries the new message too (a
+/// client's rich-status reader checks that both agree).
+pub fn reword_status(status: &Status, message: impl Into<String>) -> Status {
+    Status::with_error_details_and_metadata(
+        status.code(),
+        message.into(),
+        status.get_error_details(),
+        status.metadata().clone(),
+    )
+}
+
 /// Decodes a status produced by a Chataigne service. Statuses without our
 /// `ErrorInfo` (transport failures, foreign servers) are classified by their
 /// gRPC code: unavailable/unknown transport errors become a dependency error.

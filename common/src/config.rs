@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::{Serialize, de::DeserializeOwned};
 
 #[derive(Debug, thiserror::Error)]
@@ -15,12 +16,21 @@ pub enum ConfigError {
 }
 
 /// Loads `T` from `defaults`, then `file` (if given; it must exist), then the
-/// environment variables starting with `CHATAIGNE_`.
+/// environment variables starting with `CHATAIGNE_`. A variable of a list
+/// (any key whose type is a list of values, found from `T`'s schema) may be
+/// comma-separated.
 pub fn load<T>(defaults: &T, file: Option<&Path>) -> Result<T, ConfigError>
 where
-    T: Serialize + DeserializeOwned,
+    T: Serialize + DeserializeOwned + JsonSchema,
 {
     load_from_env(defaults, file, std::env::vars())
+}
+
+/// The environment variable of a dotted key: `CHATAIGNE_` then the path in
+/// capitals with `__` between levels (`database.url` is
+/// `CHATAIGNE_DATABASE__URL`), for messages that name a missing key.
+pub fn env_var(path: &str) -> String {
+    format!("CHATAIGNE_{}", path.replace('.', "__").to_uppercase())
 }
 
 /// Variables with the prefix that are not settings: the file's own name, the
@@ -41,7 +51,7 @@ fn is_setting(key: &str) -> bool {
 /// [`load`] with an explicit environment, for tests.
 pub fn load_from_env<T, I>(defaults: &T, file: Option<&Path>, env: I) -> Result<T, ConfigError>
 where
-    T: Serialize + DeserializeOwned,
+    T: Serialize + DeserializeOwned + JsonSchema,
     I: IntoIterator<Item = (String, String)>,
 {
     let mut builder = config::Config::builder().add_source(config::Config::try_from(defaults)?);
@@ -50,18 +60,15 @@ where
     }
     let env: config::Map<String, String> =
         env.into_iter().filter(|(key, _)| is_setting(key)).collect();
-    builder = builder.add_source(
-        config::Environment::with_prefix("CHATAIGNE")
-            .prefix_separator("_")
-            .separator("__")
-            .try_parsing(true)
-            .list_separator(",")
-            .with_list_parse_key("allowed_cidrs")
-            .with_list_parse_key("trusted_proxies")
-            .with_list_parse_key("allowed_origins")
-            .with_list_parse_key("cursor.keys")
-            .source(Some(env)),
-    );
+    let mut variables = config::Environment::with_prefix("CHATAIGNE")
+        .prefix_separator("_")
+        .separator("__")
+        .try_parsing(true)
+        .list_separator(",");
+    for key in crate::config_reference::Service::schema::<T>("").list_keys() {
+        variables = variables.with_list_parse_key(&key);
+    }
+    builder = builder.add_source(variables.source(Some(env)));
     Ok(builder.build()?.try_deserialize()?)
 }
 
@@ -70,18 +77,20 @@ mod tests {
     use super::*;
     use serde::Deserialize;
 
-    #[derive(Debug, Serialize, Deserialize, PartialEq)]
+    #[derive(Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
     #[serde(deny_unknown_fields)]
     struct Sample {
         listen: String,
         database: Db,
     }
 
-    #[derive(Debug, Serialize, Deserialize, PartialEq)]
+    #[derive(Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
     #[serde(deny_unknown_fields)]
     struct Db {
         url: String,
         max_connections: u32,
+        #[serde(default)]
+        replicas: Vec<String>,
     }
 
     fn defaults() -> Sample {
@@ -90,6 +99,7 @@ mod tests {
             database: Db {
                 url: "sqlite::memory:".into(),
                 max_connections: 5,
+                replicas: Vec::new(),
             },
         }
     }
@@ -120,6 +130,27 @@ mod tests {
         assert_eq!(loaded.listen, "0.0.0.0:8080");
         assert_eq!(loaded.database.url, "postgres://db/x");
         assert_eq!(loaded.database.max_connections, 9);
+    }
+
+    #[test]
+    fn every_list_of_values_may_be_given_comma_separated() {
+        let env = vec![(
+            "CHATAIGNE_DATABASE__REPLICAS".to_owned(),
+            "postgres://a/x,postgres://b/x".to_owned(),
+        )];
+        let loaded: Sample = load_from_env(&defaults(), None, env).unwrap();
+        assert_eq!(
+            loaded.database.replicas,
+            ["postgres://a/x", "postgres://b/x"]
+        );
+    }
+
+    #[test]
+    fn a_key_is_named_by_its_variable() {
+        assert_eq!(
+            env_var("oauth.rate_limits.redis.key_secret"),
+            "CHATAIGNE_OAUTH__RATE_LIMITS__REDIS__KEY_SECRET"
+        );
     }
 
     #[test]

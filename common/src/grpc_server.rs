@@ -13,11 +13,14 @@
 //!    (`MCP_OVERLOADED` with a retry hint; the gateway answers -32501 on the
 //!    Connected Apps profile) instead of queueing behind the others. The
 //!    standard health service is exempt, so an overloaded replica is not
-//!    restarted by its liveness probe.
+//!    restarted by its liveness probe; server reflection
+//!    ([`crate::grpc_reflection`]) is not, a refused listing being cheap to
+//!    retry.
 //!
 //! The HTTP/2 settings bound each connection: concurrent streams,
 //! streams reset before being accepted (rapid-reset floods) and keep-alive
-//! pings that find dead peers.
+//! pings that find dead peers. A server is served on a [`GrpcListener`]:
+//! plain HTTP/2, or TLS (optionally mTLS) with reloading certificates.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -37,7 +40,7 @@ use tower::{BoxError, Layer, Service, ServiceExt};
 use crate::ErrorCode;
 
 /// Limits of a gRPC server.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct GrpcServerLimits {
     /// RPCs in flight at once, all connections together; past it an RPC is
@@ -121,6 +124,35 @@ pub fn builder(limits: &GrpcServerLimits) -> GrpcServer {
         // Past the concurrency limit an RPC is refused at once with
         // RESOURCE_EXHAUSTED rather than queued; health checks pass.
         .layer(GuardLayer::new(limits.max_concurrent_requests))
+}
+
+/// The listener of a gRPC server and, when configured, its TLS (see
+/// [`crate::tls`]: certificates re-read when their files change, client
+/// certificates required with a client CA). A bare `TcpListener` is plain.
+pub struct GrpcListener {
+    pub tcp: tokio::net::TcpListener,
+    pub tls: Option<crate::tls::Acceptor>,
+}
+
+impl From<tokio::net::TcpListener> for GrpcListener {
+    fn from(tcp: tokio::net::TcpListener) -> GrpcListener {
+        GrpcListener { tcp, tls: None }
+    }
+}
+
+impl From<(tokio::net::TcpListener, Option<crate::tls::Acceptor>)> for GrpcListener {
+    fn from((tcp, tls): (tokio::net::TcpListener, Option<crate::tls::Acceptor>)) -> GrpcListener {
+        GrpcListener { tcp, tls }
+    }
+}
+
+impl GrpcListener {
+    /// The accepted connections for `serve_with_incoming_shutdown`: plain, or
+    /// TLS after a bounded handshake (a failed one closes that connection
+    /// only); `TCP_NODELAY` on each.
+    pub fn incoming(self) -> impl futures::Stream<Item = std::io::Result<crate::tls::Conn>> + Send {
+        crate::tls::incoming(self.tcp, self.tls)
+    }
 }
 
 /// Load shedding in front of a concurrency limit shared by every connection.

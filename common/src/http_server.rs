@@ -54,7 +54,7 @@ use tower::Service;
 
 /// Connection limits of a public HTTP listener (see the module doc for what
 /// each one does at its bound).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConnectionLimits {
     /// From accept until the first request head is complete (PROXY header
@@ -82,7 +82,7 @@ pub struct ConnectionLimits {
 }
 
 /// HTTP/2 settings of a public listener.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Http2Limits {
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` announced to clients.

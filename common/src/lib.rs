@@ -2,17 +2,25 @@
 //! (and its gRPC encoding), layered configuration, telemetry start-up, the
 //! gRPC health service, Prometheus metrics and the shutdown signal.
 
+pub mod assertion;
 pub mod balance;
 pub mod codes;
 pub mod config;
+pub mod config_check;
+pub mod config_reference;
 pub mod demo;
+pub mod embedded;
+pub mod expiring;
 pub mod grants;
 pub mod grpc_health;
+pub mod grpc_reflection;
 pub mod grpc_server;
 pub mod http_server;
+pub mod jws;
 pub mod metrics;
 pub mod scopes;
 pub mod shutdown;
+pub mod startup;
 pub mod telemetry;
 pub mod testing;
 pub mod tls;

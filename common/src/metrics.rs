@@ -69,6 +69,18 @@ pub fn gauge(registry: &Registry, name: &str, help: &str) -> prometheus::Result<
     Ok(gauge)
 }
 
+/// Registers a labelled gauge.
+pub fn gauge_vec(
+    registry: &Registry,
+    name: &str,
+    help: &str,
+    labels: &[&str],
+) -> prometheus::Result<prometheus::IntGaugeVec> {
+    let gauge = prometheus::IntGaugeVec::new(Opts::new(name, help), labels)?;
+    registry.register(Box::new(gauge.clone()))?;
+    Ok(gauge)
+}
+
 /// The release's version (the workspace version) and the source revision it
 /// was built from (`CHATAIGNE_BUILD_REVISION` at build time, e.g. the git
 /// commit the image build passes; `unknown` otherwise).

@@ -1,5 +1,6 @@
 //! Test support shared by every crate's test suites: fresh PostgreSQL databases
-//! on the machine's server, failing (not skipping) under `CI=true`.
+//! on the machine's server, failing (not skipping) under `CI=true`, and the
+//! services' binaries run with only the configuration a test gives them.
 
 use std::time::Duration;
 
@@ -10,6 +11,23 @@ use sqlx::{Connection, Executor, PgConnection};
 pub fn postgres_admin_url() -> String {
     std::env::var("CHATAIGNE_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// Runs `binary` with `args` and only the environment `env` (none of the
+/// test run's own `CHATAIGNE_*` variables); returns whether it succeeded,
+/// its stdout and its stderr.
+pub fn run_with_env(binary: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let output = std::process::Command::new(binary)
+        .args(args)
+        .env_clear()
+        .envs(env.iter().copied())
+        .output()
+        .unwrap_or_else(|error| panic!("{binary} runs: {error}"));
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 /// Whether the tests run in CI, where every backend must be tested for real.
@@ -76,4 +94,83 @@ pub fn envelope(result: &serde_json::Value) -> serde_json::Value {
         .and_then(|block| block["text"].as_str())
         .and_then(|text| serde_json::from_str(text).ok())
         .unwrap_or(serde_json::Value::Null)
+}
+
+/// Runs each named test scenario once per database backend: for every name it
+/// defines a module of that name holding a `sqlite` and a `postgres` test.
+///
+/// `sqlite:` builds the SQLite fixture; `postgres:` evaluates to an `Option`
+/// of the PostgreSQL fixture, `None` when no server is reachable (a failure in
+/// CI, reported by [`fresh_postgres_database`], and asserted here again; a
+/// skip, said on stderr, elsewhere). `run: |fixture| (args…)` is the argument
+/// list each scenario is called with; the optional `finish:` expression tears
+/// the fixture down afterwards, and the optional `runtime:` holds the
+/// arguments of `#[tokio::test]` (current-thread by default). A test name may
+/// be `behaviour = scenario` to call a scenario function of another name.
+/// The modules `use super::*`, so the expressions are written as in the
+/// calling module.
+///
+/// ```text
+/// chataigne_common::on_both_backends! {
+///     sqlite: support::loaded_sqlite(data()).await,
+///     postgres: support::loaded_postgres("tools", data()).await,
+///     run: |store| (&store, data()),
+///     tests: [load_is_idempotent, orders_paginate_exactly_once],
+/// }
+/// ```
+#[macro_export]
+macro_rules! on_both_backends {
+    (
+        $(runtime: $runtime:tt,)?
+        sqlite: $sqlite:expr,
+        postgres: $postgres:expr,
+        run: |$fixture:ident| $args:tt,
+        $(finish: $finish:expr,)?
+        tests: [$($name:ident $(= $scenario:ident)?),* $(,)?] $(,)?
+    ) => {
+        $crate::on_both_backends!(@expand
+            runtime: [$($runtime)? (flavor = "current_thread")],
+            sqlite: $sqlite,
+            postgres: $postgres,
+            run: |$fixture| $args,
+            finish: { $($finish;)? },
+            tests: [$($name $(= $scenario)?),*]
+        );
+    };
+    (@expand
+        runtime: [$runtime:tt $($_default:tt)*],
+        sqlite: $sqlite:expr,
+        postgres: $postgres:expr,
+        run: |$fixture:ident| $args:tt,
+        finish: $finish:block,
+        tests: [$($name:ident $(= $scenario:ident)?),*]
+    ) => {$(
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[tokio::test $runtime]
+            async fn sqlite() {
+                let $fixture = $sqlite;
+                ($crate::on_both_backends!(@scenario $name $($scenario)?)) $args.await;
+                $finish
+            }
+
+            #[tokio::test $runtime]
+            async fn postgres() {
+                match $postgres {
+                    Some($fixture) => {
+                        ($crate::on_both_backends!(@scenario $name $($scenario)?)) $args.await;
+                        $finish
+                    }
+                    None => assert!(
+                        !$crate::testing::in_ci(),
+                        "PostgreSQL is required in CI"
+                    ),
+                }
+            }
+        }
+    )*};
+    (@scenario $name:ident) => { $name };
+    (@scenario $name:ident $scenario:ident) => { $scenario };
 }

@@ -4,6 +4,8 @@
 //! backend, and optionally a client certificate), all from PEM files that are
 //! re-read when they change — a rotated certificate (cert-manager renews
 //! Secrets in place) applies to the next connection without a restart.
+//! [`incoming`] feeds a tonic server; [`TlsAdmission`] puts TLS on an
+//! `http_server` listener (the auth-service's OAuth HTTP port).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,6 +23,8 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::http_server::{Admission, Opened, Screen};
+
 /// How often changed files are looked for, at most.
 const RECHECK_EVERY: Duration = Duration::from_secs(5);
 /// Longest TLS handshake of an accepted connection.
@@ -29,12 +33,13 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const CONCURRENT_HANDSHAKES: usize = 256;
 
 /// Server TLS of a gRPC listener.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerTls {
-    /// PEM certificate chain, leaf first.
+    /// PEM certificate chain, leaf first; with `key_file`, re-read within
+    /// seconds when either changes (a renewed Secret), no restart.
     pub cert_file: String,
-    /// PEM private key.
+    /// PEM private key of `cert_file`.
     pub key_file: String,
     /// PEM CA bundle of client certificates; set, every client must present
     /// a certificate it signed (mTLS).
@@ -43,12 +48,13 @@ pub struct ServerTls {
 }
 
 /// Client TLS towards a backend.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClientTls {
     /// PEM CA bundle that verifies the backend's certificate.
     pub ca_file: String,
-    /// PEM client certificate chain, for backends that require mTLS.
+    /// PEM client certificate chain, for backends that require mTLS; needs
+    /// `key_file`.
     #[serde(default)]
     pub cert_file: Option<String>,
     /// PEM key of `cert_file`.
@@ -86,6 +92,13 @@ fn roots(path: &str, what: &str) -> anyhow::Result<RootCertStore> {
     Ok(roots)
 }
 
+/// The file of `section.field` can be opened for reading.
+fn readable(section: &str, field: &str, path: &str) -> anyhow::Result<()> {
+    std::fs::File::open(path)
+        .map(drop)
+        .with_context(|| format!("{section}.{field}: cannot read {path}"))
+}
+
 impl ServerTls {
     fn files(&self) -> Vec<PathBuf> {
         let mut files = vec![
@@ -96,35 +109,75 @@ impl ServerTls {
         files
     }
 
-    fn build(&self) -> anyhow::Result<ServerConfig> {
-        let chain = certificates(&self.cert_file, "tls.cert_file")?;
-        let key = private_key(&self.key_file, "tls.key_file")?;
+    /// Checks the fields alone (no file is read): both files named. Errors
+    /// name `section.<field>`.
+    pub fn check_fields(&self, section: &str) -> anyhow::Result<()> {
+        for (field, value) in [("cert_file", &self.cert_file), ("key_file", &self.key_file)] {
+            anyhow::ensure!(
+                !value.trim().is_empty(),
+                "{section}.{field} must be set (a server certificate needs both cert_file and key_file)"
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks the configuration now: [`ServerTls::check_fields`], every file
+    /// readable and the certificates usable. Errors name `section.<field>`
+    /// and the path.
+    pub fn validate(&self, section: &str) -> anyhow::Result<()> {
+        self.check_fields(section)?;
+        readable(section, "cert_file", &self.cert_file)?;
+        readable(section, "key_file", &self.key_file)?;
+        if let Some(ca) = &self.client_ca_file {
+            readable(section, "client_ca_file", ca)?;
+        }
+        self.build(section).map(drop)
+    }
+
+    fn build(&self, section: &str) -> anyhow::Result<ServerConfig> {
+        let chain = certificates(&self.cert_file, &format!("{section}.cert_file"))?;
+        let key = private_key(&self.key_file, &format!("{section}.key_file"))?;
         let builder = ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .context("TLS protocol versions")?;
         let builder = match &self.client_ca_file {
             Some(ca) => {
                 let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-                    Arc::new(roots(ca, "tls.client_ca_file")?),
+                    Arc::new(roots(ca, &format!("{section}.client_ca_file"))?),
                     provider(),
                 )
                 .build()
-                .context("tls.client_ca_file")?;
+                .with_context(|| format!("{section}.client_ca_file"))?;
                 builder.with_client_cert_verifier(verifier)
             }
             None => builder.with_no_client_auth(),
         };
-        let mut config = builder
-            .with_single_cert(chain, key)
-            .context("tls.cert_file and tls.key_file do not form a usable pair")?;
+        let mut config = builder.with_single_cert(chain, key).with_context(|| {
+            format!("{section}.cert_file and {section}.key_file do not form a usable pair")
+        })?;
         config.alpn_protocols = vec![b"h2".to_vec()];
         Ok(config)
     }
 
-    /// The acceptor of this configuration, checked now (a wrong file stops
-    /// the start) and re-read when its files change.
+    /// The acceptor of this configuration (gRPC: HTTP/2 only), checked now (a
+    /// wrong file stops the start) and re-read when its files change.
     pub fn acceptor(&self) -> anyhow::Result<Acceptor> {
         self.acceptor_rechecking(RECHECK_EVERY)
+    }
+
+    /// The acceptor of an HTTP listener: like [`ServerTls::acceptor`], also
+    /// offering HTTP/1.1 (ALPN `h2`, then `http/1.1`).
+    pub fn http_acceptor(&self) -> anyhow::Result<Acceptor> {
+        let tls = self.clone();
+        Ok(Acceptor(Arc::new(Reloading::new(
+            self.files(),
+            RECHECK_EVERY,
+            move || {
+                let mut config = tls.build("tls")?;
+                config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+                Ok(Arc::new(config))
+            },
+        )?)))
     }
 
     /// Like [`ServerTls::acceptor`], looking for changed files at most every
@@ -134,7 +187,7 @@ impl ServerTls {
         Ok(Acceptor(Arc::new(Reloading::new(
             self.files(),
             every,
-            move || tls.build().map(Arc::new),
+            move || tls.build("tls").map(Arc::new),
         )?)))
     }
 }
@@ -147,20 +200,61 @@ impl ClientTls {
         files
     }
 
-    fn build(&self) -> anyhow::Result<ClientConfig> {
+    /// Checks the fields alone (no file is read): the CA bundle named, the
+    /// client certificate and key together or neither, the server name
+    /// override valid. Errors name `section.<field>`.
+    pub fn check_fields(&self, section: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            !self.ca_file.trim().is_empty(),
+            "{section}.ca_file must be set"
+        );
+        match (&self.cert_file, &self.key_file) {
+            (Some(_), None) => {
+                anyhow::bail!("{section}.cert_file is set without {section}.key_file")
+            }
+            (None, Some(_)) => {
+                anyhow::bail!("{section}.key_file is set without {section}.cert_file")
+            }
+            _ => {}
+        }
+        if let Some(name) = &self.server_name {
+            ServerName::try_from(name.clone()).with_context(|| {
+                format!("{section}.server_name: {name:?} is not a valid TLS server name")
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Checks the configuration now: [`ClientTls::check_fields`], every file
+    /// readable and the certificates usable. Errors name `section.<field>`
+    /// and the path.
+    pub fn validate(&self, section: &str) -> anyhow::Result<()> {
+        self.check_fields(section)?;
+        readable(section, "ca_file", &self.ca_file)?;
+        for (field, file) in [("cert_file", &self.cert_file), ("key_file", &self.key_file)] {
+            if let Some(file) = file {
+                readable(section, field, file)?;
+            }
+        }
+        self.build(section).map(drop)
+    }
+
+    fn build(&self, section: &str) -> anyhow::Result<ClientConfig> {
         let builder = ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .context("TLS protocol versions")?
-            .with_root_certificates(roots(&self.ca_file, "ca_file")?);
+            .with_root_certificates(roots(&self.ca_file, &format!("{section}.ca_file"))?);
         let mut config = match (&self.cert_file, &self.key_file) {
             (Some(cert), Some(key)) => builder
                 .with_client_auth_cert(
-                    certificates(cert, "cert_file")?,
-                    private_key(key, "key_file")?,
+                    certificates(cert, &format!("{section}.cert_file"))?,
+                    private_key(key, &format!("{section}.key_file"))?,
                 )
-                .context("cert_file and key_file do not form a usable pair")?,
+                .with_context(|| {
+                    format!("{section}.cert_file and {section}.key_file do not form a usable pair")
+                })?,
             (None, None) => builder.with_no_client_auth(),
-            _ => anyhow::bail!("cert_file and key_file go together"),
+            _ => anyhow::bail!("{section}.cert_file and {section}.key_file go together"),
         };
         config.alpn_protocols = vec![b"h2".to_vec()];
         Ok(config)
@@ -178,16 +272,28 @@ impl ClientTls {
         let tls = self.clone();
         Ok(Connector {
             config: Arc::new(Reloading::new(self.files(), RECHECK_EVERY, move || {
-                tls.build().map(Arc::new)
+                tls.build("client tls").map(Arc::new)
             })?),
             server_name,
         })
+    }
+
+    /// [`ClientTls::connector`] towards the backend named by `url`: its host
+    /// is the server name unless `server_name` overrides it.
+    pub fn connector_for(&self, url: &str) -> anyhow::Result<Connector> {
+        let uri: http::Uri = url
+            .parse()
+            .with_context(|| format!("{url:?} is not a URL"))?;
+        let host = uri
+            .host()
+            .with_context(|| format!("{url:?} names no host"))?;
+        self.connector(host.trim_start_matches('[').trim_end_matches(']'))
     }
 }
 
 /// A value built from files and rebuilt when one of them changes (checked at
 /// most every few seconds, on use); a rebuild that fails keeps the last good
-/// value and says so.
+/// value, says so, and is tried again at the next check.
 struct Reloading<T> {
     files: Vec<PathBuf>,
     recheck_every: Duration,
@@ -224,22 +330,23 @@ impl<T> Reloading<T> {
         let changed = {
             let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
             if seen.0.elapsed() < self.recheck_every {
-                false
+                None
             } else {
-                let stamps = modified(&self.files);
                 seen.0 = Instant::now();
-                let changed = stamps != seen.1;
-                seen.1 = stamps;
-                changed
+                let stamps = modified(&self.files);
+                (stamps != seen.1).then_some(stamps)
             }
         };
-        if changed {
+        if let Some(stamps) = changed {
             match (self.build)() {
                 Ok(fresh) => {
                     tracing::info!("TLS files changed: certificates reloaded");
                     *self.current.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+                    self.seen.lock().unwrap_or_else(|p| p.into_inner()).1 = stamps;
                 }
                 Err(error) => {
+                    // Not recorded as seen: a rotation caught half-written
+                    // (new certificate, old key) is tried again next time.
                     tracing::warn!(%error, "TLS files changed but do not load: the previous ones stay in use");
                 }
             }
@@ -403,4 +510,51 @@ pub fn incoming(
         })
         .buffer_unordered(CONCURRENT_HANDSHAKES)
         .filter_map(|conn| async move { conn.map(Ok) })
+}
+
+/// An HTTP listener's admission (see `http_server`) with TLS after `inner`:
+/// `inner` screens the peer and prepares the plain TCP connection, then the
+/// handshake runs with the current certificates, under the header deadline.
+/// Without an acceptor, connections stay plain.
+pub struct TlsAdmission<A> {
+    inner: A,
+    acceptor: Option<Acceptor>,
+}
+
+impl<A> TlsAdmission<A> {
+    pub fn new(inner: A, acceptor: Option<Acceptor>) -> TlsAdmission<A> {
+        TlsAdmission { inner, acceptor }
+    }
+}
+
+impl<A: Admission<Io = TcpStream>> Admission for TlsAdmission<A> {
+    type Io = Conn;
+    type Info = A::Info;
+
+    fn screen(&self, peer: SocketAddr) -> Screen {
+        self.inner.screen(peer)
+    }
+
+    async fn open(
+        &self,
+        stream: TcpStream,
+        peer: SocketAddr,
+    ) -> Result<Opened<Conn, A::Info>, &'static str> {
+        let opened = self.inner.open(stream, peer).await?;
+        let io = match &self.acceptor {
+            None => Conn::Plain(opened.io),
+            Some(acceptor) => match acceptor.accept(opened.io).await {
+                Ok(tls) => Conn::Tls(Box::new(tls)),
+                Err(error) => {
+                    tracing::debug!(%error, "TLS handshake refused");
+                    return Err("tls_handshake_failed");
+                }
+            },
+        };
+        Ok(Opened {
+            io,
+            info: opened.info,
+            client: opened.client,
+        })
+    }
 }

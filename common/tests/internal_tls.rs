@@ -173,3 +173,127 @@ async fn a_certificate_replaced_on_disk_serves_the_next_connection() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn a_rotation_caught_half_written_is_loaded_once_complete() {
+    let dir = dir();
+    let old_ca = authority("old CA");
+    std::fs::write(dir.join("old-ca.pem"), &old_ca.pem).unwrap();
+    let (cert_file, key_file) = leaf(&dir, "server", "tool-service.internal", &old_ca);
+    let server = ServerTls {
+        cert_file: cert_file.clone(),
+        key_file: key_file.clone(),
+        client_ca_file: None,
+    };
+    let address = serve(&server, Duration::ZERO).await;
+    let new_ca = authority("new CA");
+    std::fs::write(dir.join("new-ca.pem"), &new_ca.pem).unwrap();
+    let trusting = |ca: &str| ClientTls {
+        ca_file: path(&dir.join(ca)),
+        ..ClientTls::default()
+    };
+    // Half-written: the new key has landed, the certificate is still the
+    // old one. The pair does not load; the old certificate keeps serving.
+    let old_cert = std::fs::read(&cert_file).unwrap();
+    let cert_stamp = std::fs::metadata(&cert_file).unwrap().modified().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    leaf(&dir, "server", "tool-service.internal", &new_ca);
+    let new_cert = std::fs::read(&cert_file).unwrap();
+    std::fs::write(&cert_file, old_cert).unwrap();
+    set_modified(&cert_file, cert_stamp);
+    assert!(
+        check(address, &trusting("old-ca.pem")).await,
+        "half-written: the old pair still serves"
+    );
+    // The certificate lands within the same timestamp tick (coarse
+    // timestamps): no stamp changes, yet the failed load is tried again.
+    std::fs::write(&cert_file, new_cert).unwrap();
+    set_modified(&cert_file, cert_stamp);
+    assert!(
+        check(address, &trusting("new-ca.pem")).await,
+        "complete: the new certificate serves"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn set_modified(file: &str, at: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_modified(at)
+        .unwrap();
+}
+
+#[test]
+fn validation_names_the_field_and_the_path() {
+    let dir = dir();
+    let ca = authority("internal CA");
+    std::fs::write(dir.join("ca.pem"), &ca.pem).unwrap();
+    let ca_file = path(&dir.join("ca.pem"));
+    let (cert_file, key_file) = leaf(&dir, "server", "tool-service.internal", &ca);
+
+    let no_key = ServerTls {
+        cert_file: cert_file.clone(),
+        key_file: String::new(),
+        client_ca_file: None,
+    };
+    let error = no_key.validate("grpc_tls").unwrap_err().to_string();
+    assert!(error.contains("grpc_tls.key_file"), "{error}");
+
+    let missing = path(&dir.join("absent.crt"));
+    let unreadable = ServerTls {
+        cert_file: missing.clone(),
+        key_file: key_file.clone(),
+        client_ca_file: None,
+    };
+    let error = format!("{:#}", unreadable.validate("tls").unwrap_err());
+    assert!(
+        error.contains("tls.cert_file") && error.contains(&missing),
+        "{error}"
+    );
+
+    let garbage = path(&dir.join("garbage.pem"));
+    std::fs::write(&garbage, "not a certificate").unwrap();
+    let unusable = ServerTls {
+        cert_file: cert_file.clone(),
+        key_file: key_file.clone(),
+        client_ca_file: Some(garbage.clone()),
+    };
+    let error = format!("{:#}", unusable.validate("tls").unwrap_err());
+    assert!(
+        error.contains("tls.client_ca_file") && error.contains(&garbage),
+        "{error}"
+    );
+
+    let cert_only = ClientTls {
+        ca_file: ca_file.clone(),
+        cert_file: Some(cert_file.clone()),
+        ..ClientTls::default()
+    };
+    let error = cert_only.validate("backend_tls").unwrap_err().to_string();
+    assert!(error.contains("backend_tls.key_file"), "{error}");
+    let bad_name = ClientTls {
+        ca_file: ca_file.clone(),
+        server_name: Some("not a name!".into()),
+        ..ClientTls::default()
+    };
+    let error = bad_name.validate("backend_tls").unwrap_err().to_string();
+    assert!(error.contains("backend_tls.server_name"), "{error}");
+
+    let complete = ClientTls {
+        ca_file,
+        cert_file: Some(cert_file.clone()),
+        key_file: Some(key_file.clone()),
+        server_name: Some("tool-service.internal".into()),
+    };
+    complete.validate("backend_tls").unwrap();
+    ServerTls {
+        cert_file,
+        key_file,
+        client_ca_file: None,
+    }
+    .validate("tls")
+    .unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -7,12 +7,15 @@ use std::str::FromStr;
 
 pub use chataigne_common::http_server::{ConnectionLimits, Http2Limits};
 use ipnet::IpNet;
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use crate::store_config::{IdempotencyConfig, RateLimits, RedisConfig};
+pub use crate::mcp::revision::Revision;
+
+pub use crate::stores::store_config::{RateLimits, RedisConfig};
 
 /// Everything the gateway needs to serve; see [`Config::default`] for values.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// Public MCP listener address.
@@ -28,7 +31,7 @@ pub struct Config {
     pub tool_service_url: String,
     /// Issuer URL advertised in the protected-resource metadata; `None`: omitted.
     pub authorization_server: Option<String>,
-    /// Public MCP endpoints, each with its client profile.
+    /// Public MCP endpoints, each with its client profile and MCP revision.
     pub endpoints: Vec<EndpointConfig>,
     /// Browser origins allowed besides the public URL's own origin.
     #[serde(deserialize_with = "list_or_comma_separated")]
@@ -44,34 +47,46 @@ pub struct Config {
     pub max_json_depth: usize,
     /// How long the tool catalogue is cached before it is fetched again.
     pub tool_catalog_ttl_secs: u64,
+    /// Deadlines of the backend calls.
     pub deadlines: Deadlines,
     /// Operator switch: when false, write tools are hidden and refused.
     pub writes_enabled: bool,
-    /// Redis for rate limits and idempotency; in-process stores without it.
+    /// Redis for the rate limits; in-process stores without it.
     pub redis: RedisConfig,
+    /// Calls allowed per minute; 0 switches a limit off.
     pub rate_limits: RateLimits,
-    pub idempotency: IdempotencyConfig,
     /// TLS on the public listener (e.g. port 443 in a pod); `None`: plain
     /// HTTP behind a TLS-terminating proxy or ingress.
     pub tls: Option<TlsConfig>,
+    /// TLS towards both backends (auth-service and tool-service): the CA
+    /// bundle that verifies them, optionally a client certificate and key
+    /// (mTLS), a server name override; re-read when the files change.
+    /// Unset: plaintext HTTP/2 (embedded mode).
+    pub backend_tls: Option<chataigne_common::tls::ClientTls>,
 }
 
 /// PEM files of the public listener's certificate chain and private key.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TlsConfig {
+    /// PEM file of the certificate chain, leaf first.
     pub cert_file: String,
+    /// PEM file of the private key.
     pub key_file: String,
 }
 
 /// One public MCP endpoint: a path, the client profile it serves and,
 /// optionally, the hosts that select it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EndpointConfig {
     /// Path of the endpoint, e.g. `/mcp/v1`.
     pub path: String,
+    /// Client profile: how results and failures are shaped.
     pub profile: Profile,
+    /// MCP revision spoken on this endpoint: its protocol versions, header
+    /// rules and methods.
+    pub revision: Revision,
     /// Hosts (without port) that select this endpoint; empty: any host not
     /// claimed by another endpoint on the same path.
     #[serde(deserialize_with = "list_or_comma_separated")]
@@ -82,7 +97,7 @@ pub struct EndpointConfig {
 }
 
 /// How results and failures are shaped for a family of clients.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     /// `structuredContent` plus a short text; every tool failure is an `isError` result.
@@ -96,16 +111,18 @@ pub enum Profile {
 
 /// Which client addresses may reach the public listener, and how the client
 /// address is found behind proxies. Never applied to the internal listener.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Allowlist {
     /// When false, every address is served.
     pub enabled: bool,
     /// Client networks served (IPv4 and IPv6).
     #[serde(deserialize_with = "list_or_comma_separated")]
+    #[schemars(with = "Vec<String>")]
     pub cidrs: Vec<IpNet>,
     /// Peers whose `X-Forwarded-For` (and PROXY protocol header) is believed.
     #[serde(deserialize_with = "list_or_comma_separated")]
+    #[schemars(with = "Vec<String>")]
     pub trusted_proxies: Vec<IpNet>,
     /// Connections from trusted proxies start with a PROXY protocol (v1 or v2)
     /// header carrying the client address.
@@ -165,11 +182,14 @@ impl Allowlist {
 }
 
 /// Per-class deadlines of backend calls, in milliseconds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Deadlines {
+    /// Deadline of a read tool's call to the tool-service.
     pub read_ms: u64,
+    /// Deadline of an analytics tool's call.
     pub analytics_ms: u64,
+    /// Deadline of a write tool's call.
     pub write_ms: u64,
     /// Deadline of the token check against the auth-service.
     pub auth_ms: u64,
@@ -197,8 +217,8 @@ impl Default for Config {
             writes_enabled: true,
             redis: RedisConfig::default(),
             rate_limits: RateLimits::default(),
-            idempotency: IdempotencyConfig::default(),
             tls: None,
+            backend_tls: None,
         }
     }
 }
@@ -208,6 +228,7 @@ impl Default for EndpointConfig {
         EndpointConfig {
             path: "/mcp/v1".to_owned(),
             profile: Profile::Default,
+            revision: Revision::default(),
             hosts: Vec::new(),
             public_url: None,
         }
@@ -266,7 +287,10 @@ impl Config {
         self.connections
             .validate("connections")
             .map_err(anyhow::Error::msg)?;
-        crate::store_config::validate(&self.redis, &self.idempotency)?;
+        crate::stores::store_config::validate(&self.redis)?;
+        if let Some(tls) = &self.backend_tls {
+            tls.check_fields("backend_tls")?;
+        }
         let positive = [
             ("max_body_bytes", self.max_body_bytes as u64),
             ("max_json_depth", self.max_json_depth as u64),
@@ -281,6 +305,15 @@ impl Config {
             if value == 0 {
                 anyhow::bail!("{name} must be greater than zero");
             }
+        }
+        Ok(())
+    }
+
+    /// The TLS files the gateway reads at start (`backend_tls`): readable
+    /// and usable; the error names the field and the path.
+    pub fn validate_tls(&self) -> anyhow::Result<()> {
+        if let Some(tls) = &self.backend_tls {
+            tls.validate("backend_tls")?;
         }
         Ok(())
     }
@@ -401,6 +434,7 @@ mod tests {
             profile: Profile::Google,
             hosts: vec!["gemini.mcp.example.com".into()],
             public_url: Some("https://gemini.mcp.example.com".into()),
+            ..EndpointConfig::default()
         });
         config.endpoints.push(EndpointConfig {
             path: "/mcp/v2".into(),
@@ -518,6 +552,23 @@ mod tests {
             ..Config::default()
         };
         off.validate().unwrap();
+    }
+
+    #[test]
+    fn an_endpoint_names_its_revision_and_defaults_to_2025_11_25() {
+        let named: EndpointConfig = serde_json::from_value(
+            serde_json::json!({"path": "/mcp/v2", "revision": "2025-11-25"}),
+        )
+        .unwrap();
+        assert_eq!(named.revision, Revision::V2025_11_25);
+        let unnamed: EndpointConfig =
+            serde_json::from_value(serde_json::json!({"path": "/mcp/v2"})).unwrap();
+        assert_eq!(unnamed.revision, Revision::V2025_11_25);
+        assert!(
+            serde_json::from_value::<EndpointConfig>(serde_json::json!({"revision": "2099-01-01"}))
+                .is_err(),
+            "a revision the gateway does not implement is refused at load"
+        );
     }
 
     #[test]

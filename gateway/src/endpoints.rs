@@ -3,7 +3,11 @@
 
 use std::sync::Arc;
 
+use axum::extract::Request;
+use http::header;
+
 use crate::config::{EndpointConfig, Profile};
+use crate::mcp::revision::Revision;
 
 /// Prefix of the RFC 9728 protected-resource metadata documents.
 pub const METADATA_PREFIX: &str = "/.well-known/oauth-protected-resource";
@@ -13,6 +17,8 @@ pub const METADATA_PREFIX: &str = "/.well-known/oauth-protected-resource";
 pub struct Endpoint {
     pub path: String,
     pub profile: Profile,
+    /// The MCP revision it speaks.
+    pub revision: Revision,
     /// Lower-case hosts that select it; empty: the catch-all for its path.
     pub hosts: Vec<String>,
     /// `scheme://host[:port]`, no trailing slash.
@@ -45,6 +51,7 @@ impl Endpoints {
                 Arc::new(Endpoint {
                     path: config.path.clone(),
                     profile: config.profile,
+                    revision: config.revision,
                     hosts: config
                         .hosts
                         .iter()
@@ -70,6 +77,16 @@ impl Endpoints {
         paths
     }
 
+    /// `version` as one of the protocol versions some endpoint speaks (a
+    /// bounded telemetry label), or `None`.
+    pub fn known_version(&self, version: &str) -> Option<&'static str> {
+        self.all
+            .iter()
+            .flat_map(|endpoint| endpoint.revision.supported_versions())
+            .find(|known| **known == version)
+            .copied()
+    }
+
     /// The endpoint serving `path` for `host` (`Host` header, port ignored):
     /// one naming the host, else the path's catch-all.
     pub fn resolve(&self, path: &str, host: Option<&str>) -> Option<Arc<Endpoint>> {
@@ -90,6 +107,21 @@ impl Endpoints {
         }
         self.resolve(suffix, host)
     }
+}
+
+/// The `Host` the client addressed (HTTP/2 authority or HTTP/1 Host header).
+pub fn host(request: &Request) -> Option<String> {
+    request
+        .uri()
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .or_else(|| {
+            request
+                .headers()
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_owned)
+        })
 }
 
 /// `example.com:443` → `example.com`; `[::1]:80` → `[::1]`.

@@ -12,9 +12,14 @@ use serde_json::json;
 use chataigne_common::ErrorCode;
 use chataigne_common::codes::DecodedStatus;
 
-use crate::handler::ReplyTo;
-use crate::jsonrpc::{self, ErrorObject, Id, Invalid};
+use crate::mcp::jsonrpc::{self, ErrorObject, Id, Invalid};
 use crate::reply;
+
+/// The JSON-RPC id and profile a refusal is answered to.
+pub struct ReplyTo {
+    pub id: jsonrpc::Id,
+    pub profile: crate::config::Profile,
+}
 
 /// Every way a request can fail before or instead of a JSON-RPC result.
 #[derive(Debug, thiserror::Error)]
@@ -31,8 +36,10 @@ pub enum GatewayError {
     UnsupportedMediaType,
     #[error("origin not allowed")]
     OriginForbidden,
+    /// The header names a version the endpoint's revision does not speak;
+    /// carries the versions it does.
     #[error("unsupported MCP-Protocol-Version")]
-    UnsupportedProtocolVersion,
+    UnsupportedProtocolVersion(&'static [&'static str]),
     #[error("request body too large")]
     PayloadTooLarge,
     /// The body did not arrive whole within `connections.body_read_timeout_ms`.
@@ -143,7 +150,7 @@ impl GatewayError {
         match self.refusal() {
             Some(failure) => GatewayError::Answered {
                 id: to.id.clone(),
-                error: crate::envelope::method_failure(to.profile, request_id, &failure),
+                error: crate::mcp::envelope::method_failure(to.profile, request_id, &failure),
                 retry_after: failure.retry_after,
             },
             None => self,
@@ -159,7 +166,7 @@ impl GatewayError {
             GatewayError::NotAcceptable => "not_acceptable",
             GatewayError::UnsupportedMediaType => "unsupported_media_type",
             GatewayError::OriginForbidden => "origin_forbidden",
-            GatewayError::UnsupportedProtocolVersion => "unsupported_protocol_version",
+            GatewayError::UnsupportedProtocolVersion(_) => "unsupported_protocol_version",
             GatewayError::PayloadTooLarge => "payload_too_large",
             GatewayError::BodyTimeout => "body_timeout",
             GatewayError::AmbiguousCredentials => "ambiguous_credentials",
@@ -272,14 +279,14 @@ impl IntoResponse for GatewayError {
                 rpc_error(jsonrpc::INVALID_REQUEST, "Forbidden: origin not allowed"),
                 vec![],
             ),
-            GatewayError::UnsupportedProtocolVersion => (
+            GatewayError::UnsupportedProtocolVersion(supported) => (
                 StatusCode::BAD_REQUEST,
                 None,
                 rpc_error(
                     jsonrpc::INVALID_REQUEST,
                     format!(
                         "Bad Request: unsupported MCP-Protocol-Version (supported: {})",
-                        crate::initialize::SUPPORTED_VERSIONS.join(", ")
+                        supported.join(", ")
                     ),
                 ),
                 vec![],

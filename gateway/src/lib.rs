@@ -6,42 +6,23 @@
 //! (public MCP endpoints behind the source-address allowlist; internal health
 //! and readiness).
 
-mod allowlist;
-mod auth;
+mod access;
 mod backends;
-mod call;
-mod catalog;
 pub mod config;
-mod counters;
+mod edge;
 mod endpoints;
-mod envelope;
 mod error;
-mod guard;
-mod handler;
-mod health;
-mod http_telemetry;
-mod initialize;
-mod json_depth;
-mod jsonrpc;
-mod listener;
-mod metadata;
-mod methods;
-mod rate_limit;
-mod redis_conn;
+mod mcp;
+mod ops;
 mod reply;
-mod request_id;
-mod request_log;
 mod server;
-mod stack;
 mod state;
-mod store_config;
-mod tls;
-mod tools;
-mod transport;
+mod stores;
 
 pub use config::{
     Allowlist, Config, ConnectionLimits, Deadlines, EndpointConfig, GOOGLE_EGRESS_CIDRS,
-    Http2Limits, IdempotencyConfig, Profile, RateLimits, RedisConfig,
+    Http2Limits, Profile, RateLimits, RedisConfig,
 };
-pub use initialize::{INSTRUCTIONS, SUPPORTED_VERSIONS};
+pub use mcp::revision::Revision;
+pub use mcp::revision::v2025_11_25::INSTRUCTIONS;
 pub use server::{Listeners, run};

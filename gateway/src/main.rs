@@ -1,25 +1,52 @@
 //! The gateway binary: loads configuration (defaults, optional file, then
 //! `CHATAIGNE_*` variables), starts JSON logs, binds both listeners and serves
-//! until SIGTERM or Ctrl-C.
+//! until SIGTERM or Ctrl-C; `config check` validates the configuration and
+//! prints it with secrets redacted.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use chataigne_common::telemetry::{self, LogFormat};
 use chataigne_gateway::{Config, Listeners};
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(about = "Chataigne MCP gateway (Streamable HTTP)")]
 struct Args {
     /// TOML configuration file; `CHATAIGNE_*` variables override it.
-    #[arg(long, env = "CHATAIGNE_CONFIG")]
+    #[arg(long, env = "CHATAIGNE_CONFIG", global = true)]
     config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve until SIGTERM (the default).
+    Serve,
+    /// The configuration: `config check` validates it as `serve` would and
+    /// prints it with secrets redacted.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Load the file and environment, validate, print (exit 0 when valid).
+    Check,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if let Some(Command::Config(ConfigCommand::Check)) = args.command {
+        return chataigne_common::config_check::run(
+            "gateway",
+            &Config::default(),
+            args.config.as_deref(),
+            Config::validate,
+        );
+    }
     let config: Config =
         chataigne_common::config::load(&Config::default(), args.config.as_deref())?;
     config.validate()?;

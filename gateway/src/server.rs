@@ -14,17 +14,19 @@ use axum::extract::{Request, State};
 use axum::routing::{any, get};
 use tokio::net::TcpListener;
 
+use crate::access::metadata;
+use crate::access::rate_limit::RateLimiter;
 use crate::backends::Backends;
-use crate::catalog::Catalog;
+use crate::backends::catalog::Catalog;
 use crate::config::Config;
-use crate::counters::Metrics;
+use crate::edge::listener::PublicAdmission;
+use crate::edge::{health, stack};
 use crate::endpoints::{Endpoints, METADATA_PREFIX};
 use crate::error::GatewayError;
-use crate::listener::PublicAdmission;
-use crate::rate_limit::RateLimiter;
-use crate::redis_conn::RedisHandle;
+use crate::mcp::handler;
+use crate::ops::counters::Metrics;
 use crate::state::{AppState, SharedState};
-use crate::{handler, health, metadata, stack};
+use crate::stores::redis_conn::RedisHandle;
 
 /// The two bound listeners of the gateway.
 pub struct Listeners {
@@ -91,19 +93,20 @@ pub async fn run(
         .public_url
         .clone()
         .unwrap_or_else(|| derived_origin(public_addr, config.tls.is_some()));
-    let backends = Backends::new(&config)?;
+    let redis = RedisHandle::new(&config.redis)?;
+    let backends = Backends::new(&config, redis.clone())?;
     let catalog = Catalog::new(
         backends.tools.clone(),
+        backends.tools_breaker.clone(),
         Duration::from_secs(config.tool_catalog_ttl_secs),
         Duration::from_millis(config.deadlines.read_ms),
     );
-    let redis = RedisHandle::new(&config.redis)?;
     let state: SharedState = Arc::new(AppState {
         endpoints: Endpoints::new(&config.endpoints, &origin),
         backends,
         catalog,
-        limiter: RateLimiter::new(redis.clone(), crate::rate_limit::WINDOW),
-        metrics: Metrics::new()?,
+        limiter: RateLimiter::new(redis.clone(), crate::access::rate_limit::WINDOW),
+        metrics: Arc::new(Metrics::new()?),
         config,
     });
     let public = stack::public(public_routes(&state), &state);
@@ -111,7 +114,7 @@ pub async fn run(
         .config
         .tls
         .as_ref()
-        .map(crate::tls::acceptor)
+        .map(crate::edge::tls::acceptor)
         .transpose()?;
     let admission = PublicAdmission::new(&state.config.allowlist, tls);
     let metrics = state.clone();
@@ -124,6 +127,8 @@ pub async fn run(
         shutdown.await;
         let _ = stop.send(true);
     });
+    // The breakers' probes, until shutdown.
+    state.backends.watch(&state.metrics, &stopped);
     let wait = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
         let _ = stopped.wait_for(|stop| *stop).await;
     };

@@ -1,15 +1,15 @@
 //! What every request handler shares: configuration, resolved endpoints,
 //! backend clients, the tool catalogue cache and the rate-limit store (the
-//! gateway keeps no idempotency state: see `guard.rs`).
+//! gateway keeps no idempotency state: see `mcp/guard.rs`).
 
 use std::sync::Arc;
 
+use crate::access::rate_limit::RateLimiter;
 use crate::backends::Backends;
-use crate::catalog::Catalog;
+use crate::backends::catalog::Catalog;
 use crate::config::Config;
-use crate::counters::Metrics;
 use crate::endpoints::Endpoints;
-use crate::rate_limit::RateLimiter;
+use crate::ops::counters::Metrics;
 
 pub struct AppState {
     pub config: Config,
@@ -18,7 +18,7 @@ pub struct AppState {
     pub catalog: Catalog,
     /// Rate limits (Redis or in-process).
     pub limiter: RateLimiter,
-    pub metrics: Metrics,
+    pub metrics: Arc<Metrics>,
 }
 
 pub type SharedState = Arc<AppState>;

@@ -446,6 +446,39 @@ async fn a_second_path_serves_alongside_v1() {
 }
 
 #[tokio::test]
+async fn an_endpoint_serves_the_revision_its_config_names() {
+    let h = Harness::start_with(|config| {
+        config.endpoints.push(chataigne_gateway::EndpointConfig {
+            path: "/mcp/v2".to_owned(),
+            revision: chataigne_gateway::Revision::V2025_11_25,
+            ..Default::default()
+        });
+    })
+    .await;
+    let send = |message: Value| {
+        h.client
+            .post(format!("{}/mcp/v2", h.base))
+            .bearer_auth(TOKEN_ALL)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(message.to_string())
+            .send()
+    };
+    let initialize = json!({"jsonrpc":"2.0","id":1,"method":"initialize",
+        "params":{"protocolVersion":"2025-06-18"}});
+    let body: Value = send(initialize).await.unwrap().json().await.unwrap();
+    assert_eq!(body["result"]["protocolVersion"], "2025-06-18", "{body}");
+    // A notification method sent as a request is outside the method set.
+    let stray = json!({"jsonrpc":"2.0","id":2,"method":"notifications/initialized"});
+    let body: Value = send(stray).await.unwrap().json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32601, "{body}");
+    let notification = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    assert_eq!(send(notification).await.unwrap().status(), 202);
+    h.shutdown().await;
+}
+
+#[tokio::test]
 async fn shutdown_lets_in_flight_requests_finish() {
     let h = Harness::start().await;
     let request = h

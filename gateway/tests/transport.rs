@@ -377,3 +377,73 @@ async fn stateless_any_request_is_served_without_or_with_a_stale_session() {
     }
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn bad_params_name_the_field_at_fault_whatever_the_order_they_come_in() {
+    let h = Harness::start().await;
+    for (method, params, message) in [
+        ("tools/call", json!({}), "params.name must be a string"),
+        (
+            "tools/call",
+            json!({"name": null}),
+            "params.name must be a string",
+        ),
+        (
+            "tools/call",
+            json!({"arguments": 3, "name": 3}),
+            "params.name must be a string",
+        ),
+        (
+            "tools/call",
+            json!({"name": "orders_list", "arguments": null}),
+            "params.arguments must be an object",
+        ),
+        (
+            "tools/call",
+            json!(["orders_list"]),
+            "params must be an object",
+        ),
+        ("tools/list", json!([]), "params must be an object"),
+        ("ping", json!([1]), "params must be an object"),
+        ("initialize", json!({}), "protocolVersion must be a string"),
+        (
+            "initialize",
+            json!({"protocolVersion": 20251125}),
+            "protocolVersion must be a string",
+        ),
+    ] {
+        let (status, reply) = h
+            .rpc(
+                TOKEN_ALL,
+                json!({"jsonrpc":"2.0","id":9,"method":method,"params":params}),
+            )
+            .await;
+        assert_eq!(status, 200, "{method} {params}");
+        assert_eq!(error_code(&reply), -32602, "{method} {params}: {reply}");
+        assert_eq!(reply["error"]["message"], message, "{method} {params}");
+    }
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unsupported_protocol_version_is_refused_listing_the_revision_versions() {
+    let h = Harness::start().await;
+    let response = h
+        .client
+        .post(&h.mcp)
+        .bearer_auth(TOKEN_ALL)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = status_and_json(response).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"]["message"],
+        "Bad Request: unsupported MCP-Protocol-Version (supported: 2025-11-25, 2025-06-18, 2025-03-26)"
+    );
+    h.shutdown().await;
+}

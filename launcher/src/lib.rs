@@ -7,6 +7,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use chataigne_auth::{AuthApp, IssueTokenRequest};
+use chataigne_common::embedded::{self, DataDir};
 use secrecy::SecretString;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
@@ -25,13 +26,18 @@ pub struct StackConfig {
 
 impl StackConfig {
     /// Embedded mode: SQLite files under `data_dir`, demo data seeded.
+    /// The layout is [`chataigne_common::embedded`]'s, which the services'
+    /// administration commands read with `--data-dir`.
     pub fn embedded(data_dir: &Path) -> StackConfig {
-        let sqlite = |name: &str| format!("sqlite://{}?mode=rwc", data_dir.join(name).display());
-        let mut config = StackConfig::with_databases(&sqlite("auth.db"), &sqlite("tools.db"));
+        let dir = DataDir::new(data_dir);
+        let mut config = StackConfig::with_databases(
+            &dir.sqlite_url(embedded::AUTH_DB, true),
+            &dir.sqlite_url(embedded::TOOLS_DB, true),
+        );
         // Idempotency records outlive a restart only with the same secret.
-        config.tools.idempotency.secret = embedded_secret(&data_dir.join("idempotency.key"));
+        config.tools.idempotency.secret = embedded_secret(&dir.path(embedded::IDEMPOTENCY_SECRET));
         // The signing keys in auth.db are sealed under this key-encryption key.
-        config.auth.keys.encryption_key = embedded_kek(&data_dir.join("signing-keys.kek"));
+        config.auth.keys.encryption_key = embedded_kek(&dir.path(embedded::SIGNING_KEYS_KEK));
         config
     }
 
@@ -46,6 +52,11 @@ impl StackConfig {
         let mut tools = chataigne_tools::Config::default();
         tools.database.url = SecretString::from(tools_url.to_owned());
         tools.seed_demo = true;
+        // The secrets a deployment shares between replicas and keeps across
+        // restarts (required with PostgreSQL), fixed for this configuration's
+        // life: replicas and restarts built from it recognise each other.
+        tools.idempotency.secret = Some(random_secret());
+        tools.cursor.keys = vec![random_secret()];
         StackConfig {
             auth,
             tools,

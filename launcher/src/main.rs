@@ -1,6 +1,7 @@
 //! Embedded Chataigne: the whole stack on loopback with SQLite files and the
-//! demo tenant set. Prints the MCP URL, a demo manager's bearer token and a
-//! ready `curl` line, then serves until Ctrl-C or SIGTERM.
+//! demo tenant set. Prints the MCP URL, the OAuth issuer, the tool-service's
+//! gRPC address, a demo manager's bearer token and a ready `curl` line, then
+//! serves until Ctrl-C or SIGTERM.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -50,6 +51,10 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     println!("MCP_URL={}", stack.mcp_url);
     println!("MCP_PROFILE={}", args.profile);
+    // The OAuth issuer (sign-in, token endpoint, metadata) and the
+    // tool-service's gRPC API (internal callers, service accounts).
+    println!("AUTH_ISSUER={}", stack.auth_http_url);
+    println!("TOOL_SERVICE_GRPC={}", stack.tools_grpc_url);
     println!("MCP_TOKEN={token}");
     println!(
         "curl -sS {} -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' \

@@ -21,6 +21,20 @@ fn embedded_binary_prints_a_working_url_and_token() {
     let (url, token) = (start.url, start.token);
     assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp/v1"));
     assert_eq!(start.profile, "default");
+    assert!(
+        start.issuer.starts_with("http://127.0.0.1:"),
+        "{}",
+        start.issuer
+    );
+    assert!(
+        start.tool_service_grpc.starts_with("http://127.0.0.1:"),
+        "{}",
+        start.tool_service_grpc
+    );
+    assert!(
+        start.tool_service_grpc != start.issuer && !url.starts_with(&start.issuer),
+        "three distinct listeners"
+    );
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let listed: serde_json::Value = runtime.block_on(async {

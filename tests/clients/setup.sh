@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the official MCP clients the cross-service tests drive, at pinned
+# Installs the official MCP clients the cross-service tests drive, plus the
+# gRPC tooling of the caller guide and `buf lint` (see below), at pinned
 # versions, from PyPI and the npm registry into DEST:
 #
 #   setup.sh DEST
@@ -13,6 +14,11 @@
 #   DEST/conformance-alpha/ conformance suite, alpha line (0.2.x)
 #   DEST/inspector/        MCP Inspector 2 (run with --cli)
 #   DEST/inspector-v1/     MCP Inspector CLI, v1 line
+#   DEST/venv-grpc/        Python gRPC client: grpcio, grpcio-reflection,
+#                          grpcio-status, protobuf, googleapis-common-protos
+#                          (the gRPC caller guide's session, grpc_session.py)
+#   DEST/buf/              the buf CLI (npm package @bufbuild/buf), for
+#                          `buf lint` of proto/
 #   DEST/versions          what is installed, one "name version" a line
 #
 # Idempotent: a package already at the wanted version is not touched, so a
@@ -32,6 +38,10 @@ CONFORMANCE_VERSION="${CONFORMANCE_VERSION:-0.1.16}"
 CONFORMANCE_ALPHA_VERSION="${CONFORMANCE_ALPHA_VERSION:-0.2.0-alpha.12}"
 INSPECTOR_VERSION="${INSPECTOR_VERSION:-2.12.0}"
 INSPECTOR_V1_VERSION="${INSPECTOR_V1_VERSION:-1.0.3}"
+GRPCIO_VERSION="${GRPCIO_VERSION:-1.85.1}"
+PROTOBUF_VERSION="${PROTOBUF_VERSION:-7.36.2}"
+GOOGLEAPIS_PROTOS_VERSION="${GOOGLEAPIS_PROTOS_VERSION:-1.76.0}"
+BUF_VERSION="${BUF_VERSION:-1.75.0}"
 PYTHON="${PYTHON:-python3}"
 
 mkdir -p "$1"
@@ -55,6 +65,24 @@ python_venv() {
   [ -x "$dir/bin/python" ] || "$PYTHON" -m venv "$dir"
   say "installing mcp==$want into $(basename "$dir")"
   "$dir/bin/pip" install --quiet --disable-pip-version-check "mcp==$want" >&2
+}
+
+# python_grpc_venv DIR: a virtual environment with the pinned gRPC client packages.
+python_grpc_venv() {
+  local dir="$1"
+  if compgen -G "$dir/lib/python3*/site-packages/grpcio-$GRPCIO_VERSION.dist-info" >/dev/null \
+    && compgen -G "$dir/lib/python3*/site-packages/grpcio_reflection-$GRPCIO_VERSION.dist-info" >/dev/null \
+    && compgen -G "$dir/lib/python3*/site-packages/grpcio_status-$GRPCIO_VERSION.dist-info" >/dev/null \
+    && compgen -G "$dir/lib/python3*/site-packages/protobuf-$PROTOBUF_VERSION.dist-info" >/dev/null \
+    && compgen -G "$dir/lib/python3*/site-packages/googleapis_common_protos-$GOOGLEAPIS_PROTOS_VERSION.dist-info" >/dev/null; then
+    say "grpcio $GRPCIO_VERSION ($(basename "$dir")) present"
+    return
+  fi
+  [ -x "$dir/bin/python" ] || "$PYTHON" -m venv "$dir"
+  say "installing grpcio==$GRPCIO_VERSION into $(basename "$dir")"
+  "$dir/bin/pip" install --quiet --disable-pip-version-check \
+    "grpcio==$GRPCIO_VERSION" "grpcio-reflection==$GRPCIO_VERSION" "grpcio-status==$GRPCIO_VERSION" \
+    "protobuf==$PROTOBUF_VERSION" "googleapis-common-protos==$GOOGLEAPIS_PROTOS_VERSION" >&2
 }
 
 # npm_dir DIR NAME@VERSION...: installs into DIR the packages not at their version.
@@ -101,6 +129,10 @@ npm_dir "$dest/conformance" "@modelcontextprotocol/conformance@$CONFORMANCE_VERS
 npm_dir "$dest/conformance-alpha" "@modelcontextprotocol/conformance@$CONFORMANCE_ALPHA_VERSION"
 npm_dir "$dest/inspector" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
 npm_dir "$dest/inspector-v1" "@modelcontextprotocol/inspector-cli@$INSPECTOR_V1_VERSION"
+python_grpc_venv "$dest/venv-grpc"
+# The buf CLI ships as a binary inside the npm package of its platform.
+npm_dir "$dest/buf" "@bufbuild/buf@$BUF_VERSION"
+[ -x "$dest/buf/node_modules/.bin/buf" ] || { say "buf missing in $dest/buf"; exit 1; }
 
 {
   echo "python-mcp $MCP_PY_VERSION"
@@ -113,5 +145,9 @@ npm_dir "$dest/inspector-v1" "@modelcontextprotocol/inspector-cli@$INSPECTOR_V1_
   echo "conformance-alpha $CONFORMANCE_ALPHA_VERSION"
   echo "inspector $INSPECTOR_VERSION"
   echo "inspector-v1 $INSPECTOR_V1_VERSION"
+  echo "grpcio $GRPCIO_VERSION"
+  echo "protobuf $PROTOBUF_VERSION"
+  echo "googleapis-common-protos $GOOGLEAPIS_PROTOS_VERSION"
+  echo "buf $BUF_VERSION"
 } >"$dest/versions"
 say "ready in $dest"

@@ -47,6 +47,11 @@ CUSTOM_RESOURCES = {
     ("monitoring.coreos.com/v1", "PrometheusRule"): [
         ("spec", "groups"),
     ],
+    ("cert-manager.io/v1", "Certificate"): [
+        ("spec", "secretName"),
+        ("spec", "issuerRef", "name"),
+        ("spec", "dnsNames"),
+    ],
 }
 
 
@@ -194,6 +199,11 @@ def check_invariants(docs: list[dict]) -> list[str]:
                         container, probe, "httpGet", "port"
                     ) != "internal":
                         problems.append(f"{where}: {probe} must be GET {expected} on port internal")
+                elif any(m.get("name") == "internal-tls" for m in container.get("volumeMounts", [])):
+                    # kubelet's gRPC probes do not speak TLS: a TLS gRPC port
+                    # is probed by a TCP connection to it.
+                    if get(container, probe, "tcpSocket", "port") != "grpc":
+                        problems.append(f"{where}: {probe} must open the TLS gRPC port (tcpSocket)")
                 elif not isinstance(get(container, probe, "grpc", "port"), int):
                     problems.append(f"{where}: {probe} must be a gRPC health probe")
         if kind == "Job":

@@ -27,9 +27,14 @@ pub struct Forwarder {
 impl Forwarder {
     /// Listens on a free loopback port and forwards to `target` (`host:port`).
     pub async fn start(target: &str) -> Forwarder {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind forwarder");
+        Forwarder::start_at("127.0.0.1:0", target).await
+    }
+
+    /// Listens on `listen` (e.g. an address a service was told about before
+    /// anything listened there: a dependency that comes up late) and
+    /// forwards to `target`.
+    pub async fn start_at(listen: &str, target: &str) -> Forwarder {
+        let listener = TcpListener::bind(listen).await.expect("bind forwarder");
         let addr = listener.local_addr().expect("forwarder address");
         let (mode, watcher) = watch::channel(Mode::Forward);
         let target = target.to_owned();

@@ -10,9 +10,12 @@ use std::process::{Command, Stdio};
 use chataigne::{Stack, StackConfig};
 use serde_json::{Value, json};
 
+pub mod certs;
 pub mod forwarder;
+pub mod grpc_tools;
 pub mod process;
 pub mod stores;
+pub mod typed_rpc;
 
 pub use chataigne_common::demo;
 pub use chataigne_common::testing::{envelope, fresh_postgres_database, in_ci};

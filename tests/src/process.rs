@@ -23,11 +23,16 @@ impl Drop for KillOnDrop {
 }
 
 /// What the embedded binary prints on start: `KEY=value` lines (the MCP
-/// URL, the profile, a token) and then a curl command line.
+/// URL, the profile, the OAuth issuer, the tool-service's gRPC address, a
+/// token) and then a curl command line.
 pub struct EmbeddedStart {
     pub url: String,
     pub token: String,
     pub profile: String,
+    /// `AUTH_ISSUER=`: the auth-service's OAuth issuer URL.
+    pub issuer: String,
+    /// `TOOL_SERVICE_GRPC=`: the tool-service's gRPC URL.
+    pub tool_service_grpc: String,
     pub curl: String,
 }
 
@@ -55,6 +60,7 @@ pub fn start_embedded_with(
     let stdout = child.stdout.take().expect("stdout");
     let child = KillOnDrop(child);
     let (mut url, mut token, mut profile, mut curl) = (None, None, None, None);
+    let (mut issuer, mut tool_service_grpc) = (None, None);
     let mut lines = BufReader::new(stdout).lines();
     for line in lines.by_ref().take(10) {
         let line = line.expect("utf-8 line");
@@ -64,6 +70,10 @@ pub fn start_embedded_with(
             token = Some(value.to_owned());
         } else if let Some(value) = line.strip_prefix("MCP_PROFILE=") {
             profile = Some(value.to_owned());
+        } else if let Some(value) = line.strip_prefix("AUTH_ISSUER=") {
+            issuer = Some(value.to_owned());
+        } else if let Some(value) = line.strip_prefix("TOOL_SERVICE_GRPC=") {
+            tool_service_grpc = Some(value.to_owned());
         } else if line.starts_with("curl ") {
             curl = Some(line);
             break;
@@ -75,6 +85,8 @@ pub fn start_embedded_with(
         url: url.expect("MCP_URL printed"),
         token: token.expect("MCP_TOKEN printed"),
         profile: profile.expect("MCP_PROFILE printed"),
+        issuer: issuer.expect("AUTH_ISSUER printed"),
+        tool_service_grpc: tool_service_grpc.expect("TOOL_SERVICE_GRPC printed"),
         curl: curl.expect("a curl line printed"),
     };
     (child, start)

@@ -19,9 +19,6 @@ pub fn prefix() -> String {
 pub fn use_redis(config: &mut StackConfig, url: &str, prefix: &str) {
     config.gateway.redis.url = Some(SecretString::from(url.to_owned()));
     config.gateway.redis.key_prefix = prefix.to_owned();
-    config.gateway.idempotency.secret = Some(SecretString::from(format!(
-        "{prefix}-gateway-secret-0123456789abcdef"
-    )));
     config.tools.idempotency.secret = Some(SecretString::from(format!(
         "{prefix}-tools-secret-0123456789abcdef"
     )));
@@ -157,13 +154,12 @@ pub fn replayed(result: &serde_json::Value) -> bool {
     result["structuredContent"]["meta"]["replayed"] == true
 }
 
-/// A second gateway in front of the same backends as `stack` (same canonical
-/// URL, so the same tokens), after `adjust`. Returns its MCP URL and the
-/// token that stops it.
-pub async fn extra_gateway(
+/// The configuration of a second gateway in front of the same backends as
+/// `stack` (same canonical URL, so the same tokens), after `adjust`.
+fn extra_gateway_config(
     stack: &chataigne::Stack,
     adjust: impl FnOnce(&mut chataigne_gateway::Config),
-) -> (String, tokio_util::sync::CancellationToken) {
+) -> chataigne_gateway::Config {
     let mut config = chataigne_gateway::Config {
         allowlist: chataigne_gateway::Allowlist::loopback(),
         public_url: Some(stack.gateway_url.clone()),
@@ -173,6 +169,74 @@ pub async fn extra_gateway(
         ..chataigne_gateway::Config::default()
     };
     adjust(&mut config);
+    config
+}
+
+/// A second gateway (as [`extra_gateway`]) on a runtime of its own, so that
+/// a test can kill it as a crash (`kill -9`) would: every task, connection
+/// and in-flight request dies at once and nothing drains.
+pub struct CrashableGateway {
+    /// Its MCP URL.
+    pub url: String,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl CrashableGateway {
+    pub async fn start(
+        stack: &chataigne::Stack,
+        adjust: impl FnOnce(&mut chataigne_gateway::Config),
+    ) -> CrashableGateway {
+        let config = extra_gateway_config(stack, adjust);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("gateway runtime");
+        let (bound, url) = tokio::sync::oneshot::channel();
+        runtime.spawn(async move {
+            // Bound here: listeners belong to the runtime that created them.
+            let public = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let internal = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let url = format!("http://{}/mcp/v1", public.local_addr().expect("addr"));
+            let _ = bound.send(url);
+            let listeners = chataigne_gateway::Listeners { public, internal };
+            chataigne_gateway::run(config, listeners, std::future::pending())
+                .await
+                .expect("crashable gateway runs");
+        });
+        let url = url.await.expect("crashable gateway bound");
+        CrashableGateway {
+            url,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// Kills the gateway at once: its runtime and everything on it go.
+    pub fn crash(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl Drop for CrashableGateway {
+    fn drop(&mut self) {
+        self.crash();
+    }
+}
+
+/// A second gateway in front of the same backends as `stack` (same canonical
+/// URL, so the same tokens), after `adjust`. Returns its MCP URL and the
+/// token that stops it.
+pub async fn extra_gateway(
+    stack: &chataigne::Stack,
+    adjust: impl FnOnce(&mut chataigne_gateway::Config),
+) -> (String, tokio_util::sync::CancellationToken) {
+    let config = extra_gateway_config(stack, adjust);
     let public = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

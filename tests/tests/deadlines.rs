@@ -4,14 +4,20 @@
 //! deadline configured for the test (`MCP_TOOL_TIMEOUT` for analytics,
 //! `MCP_OUTCOME_UNKNOWN` for a write), and the waiting query is cancelled
 //! downstream: once the deadline has passed, `pg_stat_activity` shows no query
-//! of the tool-service still waiting on that lock.
+//! of the tool-service still waiting on that lock. Every typed RPC of the
+//! contracts, and `CallTool`, is taken through the same test over gRPC.
 
 use chataigne_tests::envelope;
 use std::time::{Duration, Instant};
 
-use chataigne_tests::demo::{LOC_PARIS, ORG_BISTRO, USER_MANAGER};
+use chataigne_common::ErrorCode;
+use chataigne_common::codes::decode_status;
+use chataigne_proto::tools::v1 as pb;
+use chataigne_tests::demo::{LOC_PARIS, ORG_BISTRO, USER_ADMIN, USER_MANAGER};
 use chataigne_tests::stores::{error_code, replayed, retry_while_in_progress};
+use chataigne_tests::typed_rpc::{self, unary};
 use chataigne_tests::{Backend, Sandbox};
+use chataigne_tools::tools::ToolKind;
 use secrecy::ExposeSecret;
 use serde_json::json;
 use sqlx::PgPool;
@@ -215,6 +221,355 @@ async fn slow_write_is_outcome_unknown_at_its_deadline_cancelled_and_done_once_o
         .await;
     assert!(replayed(&again), "{again}");
     assert_eq!(count().await, before + 1, "done once");
+    pool.close().await;
+    sandbox.shutdown().await;
+}
+
+/// The gRPC deadline of each typed call in the table below.
+const RPC_DEADLINE: Duration = Duration::from_millis(1_500);
+
+/// Identifiers of the demo data the typed requests point at, and the
+/// credentials they present.
+struct Targets {
+    url: String,
+    manager: String,
+    admin: String,
+    order: String,
+    customer: String,
+    conversation: String,
+    item: String,
+}
+
+impl Targets {
+    async fn load(sandbox: &Sandbox, pool: &PgPool) -> Targets {
+        let first = |sql: &'static str, bind: &'static str| async move {
+            sqlx::query_scalar::<_, String>(sql)
+                .bind(bind)
+                .fetch_one(pool)
+                .await
+                .unwrap_or_else(|error| panic!("{sql}: {error}"))
+        };
+        let manager = sandbox.token(USER_MANAGER).await;
+        let admin = sandbox
+            .token_with(
+                USER_ADMIN,
+                &["admin.organizations.create", "admin.locations.create"],
+            )
+            .await;
+        Targets {
+            url: sandbox.tools_grpc_url.clone(),
+            manager: typed_rpc::assertion(sandbox, &manager).await,
+            admin: typed_rpc::assertion(sandbox, &admin).await,
+            order: first(
+                "SELECT id FROM orders WHERE location_id = $1 AND status = 'received' \
+                 ORDER BY id LIMIT 1",
+                LOC_PARIS,
+            )
+            .await,
+            customer: first(
+                "SELECT id FROM customers WHERE organization_id = $1 ORDER BY id LIMIT 1",
+                ORG_BISTRO,
+            )
+            .await,
+            conversation: first(
+                "SELECT id FROM conversations WHERE location_id = $1 ORDER BY id LIMIT 1",
+                LOC_PARIS,
+            )
+            .await,
+            item: first(
+                "SELECT id FROM catalog_items WHERE location_id = $1 AND availability = \
+                 'available' ORDER BY id LIMIT 1",
+                LOC_PARIS,
+            )
+            .await,
+        }
+    }
+
+    /// A valid request of `rpc` (`Service/Method` of the tools package, or
+    /// `ToolCatalog/CallTool`), sent with `timeout`. `key` keeps the
+    /// idempotency keys of separate calls apart.
+    async fn call(&self, rpc: &str, timeout: Duration, key: &str) -> Result<(), tonic::Status> {
+        let (url, manager, t) = (&self.url, &self.manager, Some(timeout));
+        let short = rpc.strip_prefix("chataigne.tools.v1.").unwrap_or(rpc);
+        let page = Some(pb::Page {
+            limit: 5,
+            cursor: String::new(),
+        });
+        let location_id = LOC_PARIS.to_owned();
+        match short {
+            "Restaurant/ListOrganizations" => {
+                let request = pb::ListOrganizationsRequest::default();
+                unary(url, rpc, request, manager, t).await
+            }
+            "Restaurant/ListLocations" => {
+                let request = pb::ListLocationsRequest {
+                    organization_id: ORG_BISTRO.to_owned(),
+                    page,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Restaurant/ListOrders" => {
+                let request = pb::ListOrdersRequest {
+                    location_id,
+                    page,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Restaurant/GetOrder" => {
+                let request = pb::GetOrderRequest {
+                    order_id: self.order.clone(),
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Locations/GetLocation" => {
+                let request = pb::GetLocationRequest {
+                    location_id,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Locations/GetLocationSettings" => {
+                let request = pb::GetLocationSettingsRequest {
+                    location_id,
+                    sections: vec![pb::SettingsSection::Delivery as i32],
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Locations/GetLocationStatus" => {
+                let request = pb::GetLocationStatusRequest {
+                    location_id,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Locations/UpdateLocationStatus" => {
+                let request = pb::UpdateLocationStatusRequest {
+                    location_id,
+                    status: pb::IntakeStatus::Paused as i32,
+                    expected_status: pb::IntakeStatus::Accepting as i32,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Locations/ListDiscounts" => {
+                let request = pb::ListDiscountsRequest {
+                    location_id,
+                    page,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Locations/ListIntegrations" => {
+                let request = pb::ListIntegrationsRequest {
+                    location_id,
+                    page,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Catalog/ListCatalogItems" => {
+                let request = pb::ListCatalogItemsRequest {
+                    location_id,
+                    page,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Catalog/UpdateCatalogItemAvailability" => {
+                let request = pb::UpdateCatalogItemAvailabilityRequest {
+                    item_id: self.item.clone(),
+                    availability: pb::ItemAvailability::SoldOut as i32,
+                    expected_availability: pb::ItemAvailability::Available as i32,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "OrderUpdates/UpdateOrderStatus" => {
+                let request = pb::UpdateOrderStatusRequest {
+                    order_id: self.order.clone(),
+                    status: pb::OrderStatus::Accepted as i32,
+                    expected_status: pb::OrderStatus::Received as i32,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Customers/ListCustomers" => {
+                let request = pb::ListCustomersRequest {
+                    organization_id: ORG_BISTRO.to_owned(),
+                    page,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Customers/GetCustomer" => {
+                let request = pb::GetCustomerRequest {
+                    customer_id: self.customer.clone(),
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Conversations/ListConversations" => {
+                let request = pb::ListConversationsRequest {
+                    location_id,
+                    page,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Conversations/GetConversation" => {
+                let request = pb::GetConversationRequest {
+                    conversation_id: self.conversation.clone(),
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Analytics/QueryAnalytics" => {
+                let request = pb::QueryAnalyticsRequest {
+                    location_id,
+                    metrics: vec![pb::AnalyticsMetric::OrdersCount as i32],
+                    date_from: "2026-01-01".to_owned(),
+                    date_to: "2026-01-31".to_owned(),
+                    bucket: pb::AnalyticsBucket::Week as i32,
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "ConversationWrites/SendMessage" => {
+                let request = pb::SendMessageRequest {
+                    conversation_id: self.conversation.clone(),
+                    text: "Votre commande part.".to_owned(),
+                    idempotency_key: format!("typed-message-{key}"),
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "ConversationWrites/SendInstruction" => {
+                let request = pb::SendInstructionRequest {
+                    conversation_id: self.conversation.clone(),
+                    text: "Proposer le dessert du jour.".to_owned(),
+                    idempotency_key: format!("typed-instruction-{key}"),
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            "Provisioning/CreateOrganization" => {
+                let request = pb::CreateOrganizationRequest {
+                    name: format!("Crêperie {key}"),
+                    idempotency_key: format!("typed-organization-{key}"),
+                    ..Default::default()
+                };
+                unary(url, rpc, request, &self.admin, t).await
+            }
+            "Provisioning/CreateLocation" => {
+                let request = pb::CreateLocationRequest {
+                    organization_id: ORG_BISTRO.to_owned(),
+                    name: format!("Bistro {key}"),
+                    line1: "3 rue des Lilas".to_owned(),
+                    city: "Paris".to_owned(),
+                    postal_code: "75020".to_owned(),
+                    country: "FR".to_owned(),
+                    timezone: "Europe/Paris".to_owned(),
+                    currency: "EUR".to_owned(),
+                    idempotency_key: format!("typed-location-{key}"),
+                    ..Default::default()
+                };
+                unary(url, rpc, request, &self.admin, t).await
+            }
+            "ToolCatalog/CallTool" => {
+                let request = pb::CallToolRequest {
+                    name: "chataigne_orders_list".to_owned(),
+                    arguments_json: format!(r#"{{"location_id":"{LOC_PARIS}","limit":3}}"#),
+                    ..Default::default()
+                };
+                unary(url, rpc, request, manager, t).await
+            }
+            other => panic!("{other} has no case here: give it a valid request"),
+        }
+    }
+}
+
+/// Every table a call may read or write, the operator's switch aside (so the
+/// writes get past it to their own statements).
+async fn lock_every_table(pool: &PgPool) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public' \
+         AND tablename NOT IN ('operator_flags', '_sqlx_migrations') ORDER BY tablename",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("tables");
+    assert!(tables.iter().any(|t| t == "orders"), "{tables:?}");
+    lock(pool, &tables.join(", ")).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_typed_rpc_stops_at_its_deadline_and_its_statement_is_cancelled_in_postgres() {
+    let Some((sandbox, pool)) = sandbox().await else {
+        return;
+    };
+    let targets = Targets::load(&sandbox, &pool).await;
+    let mut rpcs = typed_rpc::typed_rpcs();
+    assert!(rpcs.len() >= 20, "{rpcs:?}");
+    rpcs.push("chataigne.tools.v1.ToolCatalog/CallTool".to_owned());
+
+    // Without the lock every read answers well within the deadline: the
+    // requests are valid and the refusals below are the lock's doing.
+    for rpc in &rpcs {
+        if rpc.ends_with("/CallTool") || typed_rpc::kind(rpc) == ToolKind::Read {
+            let answer = targets.call(rpc, Duration::from_secs(20), "unlocked").await;
+            assert!(answer.is_ok(), "{rpc} answers without the lock: {answer:?}");
+        }
+    }
+
+    let held = lock_every_table(&pool).await;
+    for (index, rpc) in rpcs.iter().enumerate() {
+        let kind = if rpc.ends_with("/CallTool") {
+            ToolKind::Read
+        } else {
+            typed_rpc::kind(rpc)
+        };
+        let started = Instant::now();
+        let key = format!("locked-{index:04}");
+        let call = targets.call(rpc, RPC_DEADLINE, &key);
+        let observe = until_waiting(&pool, RPC_DEADLINE);
+        let (result, ()) = tokio::join!(call, observe);
+        let elapsed = started.elapsed();
+        let status = result.expect_err(rpc);
+        assert_eq!(
+            status.code(),
+            tonic::Code::DeadlineExceeded,
+            "{rpc}: {status:?}"
+        );
+        let expected = match kind {
+            ToolKind::Read => ErrorCode::ToolTimeout,
+            ToolKind::Write => ErrorCode::OutcomeUnknown,
+        };
+        assert_eq!(decode_status(&status).code, expected, "{rpc}");
+        assert!(
+            elapsed < RPC_DEADLINE + MARGIN,
+            "{rpc} answers at its deadline, not when the lock goes: {elapsed:?}"
+        );
+        // The lock is still held: only a cancellation can end the wait.
+        let waiting = until_nothing_waits(&pool, MARGIN).await;
+        assert_eq!(
+            waiting, 0,
+            "{rpc} still waits on the lock after its deadline"
+        );
+    }
+    held.rollback().await.expect("lock released");
+
+    let again = targets
+        .call(
+            "chataigne.tools.v1.Restaurant/GetOrder",
+            Duration::from_secs(20),
+            "again",
+        )
+        .await;
+    assert!(again.is_ok(), "served again: {again:?}");
     pool.close().await;
     sandbox.shutdown().await;
 }

@@ -3,19 +3,22 @@
 //! concurrent duplicates (also spread over a second tool-service replica on
 //! the same database, so they race in the database itself), replay after the
 //! gateway lost its cache entry (as when a gateway dies between the effect
-//! and storing the result), argument mismatch, and an operation still in
-//! progress.
+//! and storing the result), argument mismatch, an operation still in
+//! progress, a gateway killed while its write waits in the database (the key
+//! is freed at once and the retry runs once), and a stalled Redis.
 
 use chataigne_tests::envelope;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chataigne_tests::demo::{ORG_BISTRO, USER_ADMIN, USER_MANAGER};
+use chataigne_tests::forwarder::{Forwarder, Mode};
 use chataigne_tests::stores::{
-    call_at, delete_keys, error_code, extra_gateway, prefix, replayed, retry_while_in_progress,
-    sandbox_on_redis,
+    CrashableGateway, call_at, delete_keys, error_code, extra_gateway, prefix, redis_authority,
+    replayed, retry_while_in_progress, sandbox_on_redis,
 };
 use chataigne_tests::{Backend, Sandbox};
+use secrecy::SecretString;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -214,22 +217,6 @@ fn in_progress_is_retryable(result: &Value) {
     assert_eq!(error["retryable"], true, "{error}");
 }
 
-/// The PostgreSQL test and the embedded (SQLite) test of `scenario`, on
-/// multi-threaded runtimes of `workers` threads.
-macro_rules! on_both_backends {
-    ($scenario:ident, $workers:tt: $postgres:ident, $embedded:ident) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = $workers)]
-        async fn $postgres() {
-            $scenario(Backend::Postgres).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = $workers)]
-        async fn $embedded() {
-            $scenario(Backend::Sqlite).await;
-        }
-    };
-}
-
 async fn concurrent_duplicates(backend: Backend) {
     let Some(bench) = Bench::start(backend, |_| {}).await else {
         return;
@@ -276,11 +263,15 @@ async fn concurrent_duplicates(backend: Backend) {
     bench.shutdown().await;
 }
 
-on_both_backends!(
-    concurrent_duplicates, 4:
-    concurrent_duplicates_make_exactly_one_effect_and_replay,
-    embedded_concurrent_duplicates_make_exactly_one_effect_and_replay
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 4),
+    sqlite: Backend::Sqlite,
+    postgres: Some(Backend::Postgres),
+    run: |backend| (backend),
+    tests: [
+        concurrent_duplicates_make_exactly_one_effect_and_replay = concurrent_duplicates,
+    ],
+}
 
 async fn lost_cache_and_mismatch(backend: Backend) {
     let Some(bench) = Bench::start(backend, |_| {}).await else {
@@ -366,11 +357,15 @@ async fn lost_cache_and_mismatch(backend: Backend) {
     bench.shutdown().await;
 }
 
-on_both_backends!(
-    lost_cache_and_mismatch, 2:
-    a_lost_cache_entry_replays_from_the_database_and_mismatches_stay_refused,
-    embedded_replays_after_a_gateway_crash_and_mismatches_stay_refused
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Backend::Sqlite,
+    postgres: Some(Backend::Postgres),
+    run: |backend| (backend),
+    tests: [
+        a_lost_cache_entry_replays_from_the_database_and_mismatches_stay_refused = lost_cache_and_mismatch,
+    ],
+}
 
 /// Another connection's transaction holding the lock the first write needs:
 /// on PostgreSQL an `ACCESS EXCLUSIVE` lock on the messages table (the first
@@ -466,11 +461,238 @@ async fn duplicate_of_a_running_write(backend: Backend) {
     bench.shutdown().await;
 }
 
-on_both_backends!(
-    duplicate_of_a_running_write, 2:
-    a_duplicate_of_a_running_write_is_in_progress_then_replays,
-    embedded_duplicate_of_a_running_write_is_in_progress_then_replays
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Backend::Sqlite,
+    postgres: Some(Backend::Postgres),
+    run: |backend| (backend),
+    tests: [
+        a_duplicate_of_a_running_write_is_in_progress_then_replays = duplicate_of_a_running_write,
+    ],
+}
+
+/// Advisory locks held in the tool-service's database (each idempotent write
+/// on PostgreSQL holds one on its key for its transaction).
+const KEY_LOCKS: &str = "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' \
+     AND database = (SELECT oid FROM pg_database WHERE datname = $1)";
+
+/// How many key locks the database `url` holds.
+async fn key_locks(url: &str) -> i64 {
+    let pool = sqlx::PgPool::connect(url).await.expect("tools database");
+    let name: String = sqlx::query_scalar("SELECT current_database()")
+        .fetch_one(&pool)
+        .await
+        .expect("database name");
+    let held = sqlx::query_scalar(KEY_LOCKS)
+        .bind(name)
+        .fetch_one(&pool)
+        .await
+        .expect("pg_locks");
+    pool.close().await;
+    held
+}
+
+/// The gateway dies (its runtime killed at once, as `kill -9` would) while
+/// its write waits on the database (PostgreSQL: inside its transaction,
+/// holding the key's lock; SQLite: for the write lock): the tool-service
+/// sees its caller gone, drops the call's in-flight entry and (PostgreSQL)
+/// cancels the transaction in the database at once, so the key is free
+/// again within about a second, not after the write's 20 s deadline; the
+/// retry through another gateway then runs afresh, once, without any "in
+/// progress" answer.
+async fn gateway_crash_mid_write(backend: Backend) {
+    let Some(bench) = Bench::start(backend, |config| {
+        config.gateway.deadlines.write_ms = 20_000;
+    })
+    .await
+    else {
+        assert!(!chataigne_tests::in_ci(), "PostgreSQL is required in CI");
+        return;
+    };
+    let (sandbox, db) = (&bench.sandbox, &bench.db);
+    let (conversation, token, before) = bench.scene().await;
+    let mut doomed = CrashableGateway::start(&sandbox.stack, |config| {
+        config.deadlines.write_ms = 20_000;
+    })
+    .await;
+    let args = json!({"conversation_id": conversation, "text": "Votre livreur est en route.",
+                      "idempotency_key": "crash-key-0011-kkkk"});
+    let stall = Stall::hold(db).await;
+    let in_flight = tokio::spawn({
+        let (url, token, args) = (doomed.url.clone(), token.clone(), args.clone());
+        async move {
+            // Never answered: the gateway dies first.
+            let _ = reqwest::Client::new()
+                .post(url)
+                .bearer_auth(token)
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-11-25")
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                              "params": {"name": SEND, "arguments": args}}))
+                .send()
+                .await;
+        }
+    });
+    match db {
+        Db::Postgres(url) => {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while key_locks(url).await == 0 {
+                assert!(Instant::now() < deadline, "the write never took its key");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert_eq!(key_locks(url).await, 1, "the write waits, holding its key");
+            doomed.crash();
+            let crashed = Instant::now();
+            while key_locks(url).await > 0 {
+                assert!(
+                    crashed.elapsed() < Duration::from_secs(2),
+                    "the key is still held {:?} after its caller died",
+                    crashed.elapsed()
+                );
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+        }
+        Db::Sqlite(_) => {
+            // The write is waiting for the write lock, its key in flight.
+            tokio::time::sleep(Duration::from_millis(800)).await;
+            doomed.crash();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+    let _ = in_flight.await;
+    stall.release().await;
+    assert_eq!(
+        db.staff_messages(&conversation).await,
+        before,
+        "the abandoned write was rolled back"
+    );
+
+    let retried = call(&sandbox.mcp_url, &token, SEND, args.clone()).await;
+    assert_eq!(
+        error_code(&retried),
+        None,
+        "no in-progress answer: {retried}"
+    );
+    assert!(!replayed(&retried), "nothing had committed: {retried}");
+    let again = call(&sandbox.mcp_url, &token, SEND, args).await;
+    assert!(replayed(&again), "{again}");
+    assert_eq!(db.staff_messages(&conversation).await, before + 1);
+    bench.shutdown().await;
+}
+
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Backend::Sqlite,
+    postgres: Some(Backend::Postgres),
+    run: |backend| (backend),
+    tests: [
+        a_gateway_crash_mid_write_frees_the_key_at_once_and_the_retry_runs_once = gateway_crash_mid_write,
+    ],
+}
+
+/// Redis stalls (connections open, nothing answered) for the whole run:
+/// once its breaker has seen it, calls no longer wait on it (the rate
+/// limit fails open at once), and exactly-once holds from the tool-service's
+/// record: each key's effect happens once, duplicates are replayed (or, while
+/// the first runs, refused for a moment), never a stretch of "in progress";
+/// Redis is used again after it answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_redis_neither_slows_nor_doubles_writes() {
+    let proxy = Forwarder::start(&redis_authority()).await;
+    let proxied = format!("redis://{}", proxy.authority());
+    let Some(bench) = Bench::start(Backend::Postgres, |config| {
+        config.gateway.redis.url = Some(SecretString::from(proxied.clone()));
+    })
+    .await
+    else {
+        assert!(!chataigne_tests::in_ci(), "PostgreSQL is required in CI");
+        return;
+    };
+    let (sandbox, db) = (&bench.sandbox, &bench.db);
+    let (conversation, token, before) = bench.scene().await;
+    let readiness = format!("{}/readyz", sandbox.gateway_internal_url);
+    let redis_ready = || async {
+        let body: Value = reqwest::get(&readiness)
+            .await
+            .expect("internal listener")
+            .json()
+            .await
+            .expect("readiness body");
+        body["redis"].as_bool()
+    };
+    assert_eq!(redis_ready().await, Some(true));
+
+    proxy.set(Mode::Stall);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while redis_ready().await != Some(false) {
+        assert!(Instant::now() < deadline, "the stall is never noticed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut took = Vec::new();
+    for n in 0..4 {
+        let args = json!({"conversation_id": conversation, "text": format!("Message {n} pendant la panne."),
+                          "idempotency_key": format!("stall-key-{n:04}-llll")});
+        let started = Instant::now();
+        let first = call(&sandbox.mcp_url, &token, SEND, args.clone()).await;
+        took.push(started.elapsed());
+        assert_eq!(error_code(&first), None, "{first}");
+        assert!(!replayed(&first), "{first}");
+        let again = call(&sandbox.mcp_url, &token, SEND, args).await;
+        assert!(replayed(&again), "{again}");
+    }
+    took.sort();
+    // Without the breaker each call waits on Redis for its timeouts (about
+    // half a second with the default connect and response timeouts).
+    assert!(
+        took[took.len() / 2] < Duration::from_millis(300),
+        "calls do not wait on the stalled Redis: {took:?}"
+    );
+    // A burst of duplicates of one key: one effect; the rest replay, or are
+    // refused while the first runs and replay at the next attempt.
+    let burst = json!({"conversation_id": conversation, "text": "Tout est prêt.",
+                       "idempotency_key": "stall-burst-0005-mmmm"});
+    let results = futures::future::join_all(
+        (0..6).map(|_| call(&sandbox.mcp_url, &token, SEND, burst.clone())),
+    )
+    .await;
+    let fresh = results
+        .iter()
+        .filter(|r| error_code(r).is_none() && !replayed(r))
+        .count();
+    assert_eq!(fresh, 1, "{results:?}");
+    for result in &results {
+        assert!(
+            matches!(
+                error_code(result).as_deref(),
+                None | Some("MCP_OPERATION_IN_PROGRESS")
+            ),
+            "{result}"
+        );
+    }
+    let settled = Instant::now();
+    let replay = retry_while_in_progress(|| call(&sandbox.mcp_url, &token, SEND, burst.clone()))
+        .await
+        .expect("the burst's key settles");
+    assert!(replayed(&replay), "{replay}");
+    assert!(
+        settled.elapsed() < Duration::from_secs(2),
+        "no stretch of in-progress answers: {:?}",
+        settled.elapsed()
+    );
+    assert_eq!(db.staff_messages(&conversation).await, before + 5);
+
+    proxy.set(Mode::Forward);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while redis_ready().await != Some(true) {
+        assert!(Instant::now() < deadline, "Redis is never used again");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let replay = call(&sandbox.mcp_url, &token, SEND, burst).await;
+    assert!(replayed(&replay), "{replay}");
+    assert_eq!(db.staff_messages(&conversation).await, before + 5);
+    bench.shutdown().await;
+}
 
 async fn creations_once(backend: Backend) {
     let Some(bench) = Bench::start(backend, |_| {}).await else {
@@ -589,11 +811,15 @@ async fn creations_once(backend: Backend) {
     bench.shutdown().await;
 }
 
-on_both_backends!(
-    creations_once, 2:
-    platform_admins_create_organizations_and_locations_once,
-    embedded_platform_admins_create_organizations_and_locations_once
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Backend::Sqlite,
+    postgres: Some(Backend::Postgres),
+    run: |backend| (backend),
+    tests: [
+        platform_admins_create_organizations_and_locations_once = creations_once,
+    ],
+}
 
 /// Embedded mode: a write that cannot take SQLite's write lock before its
 /// deadline is answered `MCP_OUTCOME_UNKNOWN` in time; the abandoned attempt
@@ -670,12 +896,11 @@ async fn embedded_write_past_its_deadline_is_unknown_then_happens_once() {
 
 /// Embedded mode: a record replays for its time to live only; past it the
 /// key is free again (the expired record is replaced in the same transaction
-/// as the new effect), on the tool-service as on the gateway's cache.
+/// as the new effect).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_keys_replay_until_they_expire() {
     let Some(bench) = Bench::start(Backend::Sqlite, |config| {
         config.tools.idempotency.replay_ttl_secs = 1;
-        config.gateway.idempotency.replay_ttl_secs = 1;
     })
     .await
     else {

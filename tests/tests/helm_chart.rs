@@ -4,7 +4,10 @@
 //! published (on its own host or by path on the MCP host), the
 //! ServiceMonitor scrapes the three services and profile hosts (a provider
 //! subdomain per AI platform) get an endpoint, an allowed token audience and
-//! a route; invalid combinations fail to render with a message saying why.
+//! a route; internal TLS is wired from cert-manager or existing Secrets
+//! (mounts, each service's TLS sections, probes) and labelled internal
+//! namespaces reach the auth-service's `/token`; invalid combinations fail
+//! to render with a message saying why.
 //!
 //! Driven by tests/helm/check_chart.py (Helm as a library through
 //! helm-python-sdk, schemas from kubernetes-validate), run with the Python
@@ -257,6 +260,7 @@ fn rules_admitting(policy: &Value, port: u64) -> Vec<&Value> {
 }
 
 /// The auth-service publishes its OAuth port to the Ingress controller and
+/// to the labelled internal namespaces (their in-cluster route to `/token`),
 /// nothing else: its gRPC port is admitted from the release's own pods only.
 fn assert_oauth_port_open_to_the_ingress_controller_only(report: &Report) {
     let auth = report.find("NetworkPolicy", "chataigne-auth-service");
@@ -267,17 +271,24 @@ fn assert_oauth_port_open_to_the_ingress_controller_only(report: &Report) {
     assert_eq!(from, ["gateway", "tool-service"]);
     assert_eq!(grpc[0]["ports"].as_array().map(Vec::len), Some(1));
     let oauth = rules_admitting(auth, 8081);
-    assert_eq!(oauth.len(), 1, "{auth:#}");
+    assert_eq!(oauth.len(), 2, "{auth:#}");
+    let mut selected = Vec::new();
+    for rule in oauth {
+        assert_eq!(
+            rule["ports"].as_array().map(Vec::len),
+            Some(1),
+            "oauth-http only, never gRPC: {auth:#}"
+        );
+        let peers = rule["from"].as_array().expect("peers");
+        assert_eq!(peers.len(), 1);
+        selected.push(peers[0]["namespaceSelector"]["matchLabels"].clone());
+    }
     assert_eq!(
-        oauth[0]["ports"].as_array().map(Vec::len),
-        Some(1),
-        "oauth-http only, never gRPC: {auth:#}"
-    );
-    let peers = oauth[0]["from"].as_array().expect("peers");
-    assert_eq!(peers.len(), 1);
-    assert_eq!(
-        peers[0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
-        "ingress-nginx"
+        selected,
+        [
+            serde_json::json!({"kubernetes.io/metadata.name": "ingress-nginx"}),
+            serde_json::json!({"chataigne.io/internal-callers": "true"}),
+        ]
     );
 }
 
@@ -339,6 +350,9 @@ fn assert_services_accept_their_config(
     tools
         .validate()
         .expect("the tool-service's configuration is valid");
+    tools
+        .require_shared_secrets()
+        .expect("the tool-service gets the secrets its replicas share");
     let _ = std::fs::remove_dir_all(&dir);
     (gateway, auth)
 }
@@ -350,6 +364,7 @@ fn default_endpoint() -> chataigne_gateway::EndpointConfig {
         profile: chataigne_gateway::Profile::Default,
         hosts: Vec::new(),
         public_url: None,
+        ..Default::default()
     }
 }
 
@@ -363,6 +378,7 @@ fn host_endpoint(
         profile,
         hosts: vec![host.to_owned()],
         public_url: Some(format!("https://{host}")),
+        ..Default::default()
     }
 }
 
@@ -455,7 +471,22 @@ fn default_values_render_lint_and_validate() {
             container["readinessProbe"]["grpc"]["port"], port,
             "{component}"
         );
+        // Liveness never depends on the database; readiness does (the
+        // overall status), tolerating a blip.
+        assert_eq!(
+            container["livenessProbe"]["grpc"]["service"], "liveness",
+            "{component}"
+        );
+        assert!(
+            container["readinessProbe"]["grpc"]["service"].is_null(),
+            "{component}"
+        );
+        assert_eq!(
+            container["readinessProbe"]["failureThreshold"], 6,
+            "{component}"
+        );
     }
+    assert_eq!(gateway["readinessProbe"]["failureThreshold"], 6);
 
     // Ingress mode: TLS from the named secret on the public paths only.
     let ingress = report.find("Ingress", "chataigne-gateway");
@@ -514,12 +545,13 @@ fn default_values_render_lint_and_validate() {
     );
 
     // NetworkPolicies: auth-service gRPC only from the gateway and the
-    // tool-service pods, its OAuth port from the Ingress controller; the
-    // tool-service also from labelled namespaces.
+    // tool-service pods, its OAuth port from the Ingress controller and the
+    // labelled namespaces (their route to /token); the tool-service also
+    // from labelled namespaces.
     let auth = report.find("NetworkPolicy", "chataigne-auth-service");
     assert_eq!(
         auth["spec"]["ingress"].as_array().map(Vec::len),
-        Some(2),
+        Some(3),
         "gRPC and OAuth rules only (metrics off): {auth:#}"
     );
     assert_oauth_port_open_to_the_ingress_controller_only(&report);
@@ -1074,12 +1106,18 @@ fn the_authorization_server_can_share_the_mcp_host_by_path() {
     assert_disjoint(&httproute_paths(gateway).0, &httproute_paths(oauth).0);
 
     // The route can be switched off (published by other means): no object,
-    // and the OAuth port is closed unless networkPolicy.oauthHttpFrom names peers.
+    // and the OAuth port is closed to all but the labelled internal
+    // namespaces (their route to /token) unless networkPolicy.oauthHttpFrom
+    // names peers.
     let report = check(&python, &[TEST_VALUES], &["oauthRoute.enabled=false"]);
     report.assert_valid("no OAuth route");
     assert_eq!(report.all("Ingress").len(), 1);
-    assert!(
-        rules_admitting(report.find("NetworkPolicy", "chataigne-auth-service"), 8081).is_empty()
+    let auth = report.find("NetworkPolicy", "chataigne-auth-service");
+    let oauth = rules_admitting(auth, 8081);
+    assert_eq!(oauth.len(), 1, "{auth:#}");
+    assert_eq!(
+        oauth[0]["from"][0]["namespaceSelector"]["matchLabels"]["chataigne.io/internal-callers"],
+        "true"
     );
 }
 
@@ -1746,4 +1784,225 @@ fn the_helm_test_pod_smoke_tests_the_gateway_and_its_backends() {
         assert!(output.contains("/readyz"), "{output}");
         sandbox.shutdown().await;
     });
+}
+
+/// The rendered file of `component` written to a fresh directory, and its
+/// secret-backed variables (see [`rendered_config!`]).
+fn rendered_file(report: &Report, component: &str) -> (PathBuf, Vec<(String, String)>) {
+    let config = report.find("ConfigMap", "chataigne-config");
+    let dir = std::env::temp_dir().join(format!("chataigne-chart-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = format!("{component}.toml");
+    let path = dir.join(&name);
+    std::fs::write(&path, config["data"][&name].as_str().unwrap()).unwrap();
+    (path, secret_env(report, &format!("chataigne-{component}")))
+}
+
+/// A service's typed configuration as it loads the file the chart rendered
+/// for it (and its secret-backed variables).
+macro_rules! rendered_config {
+    ($report:expr, $config:ty, $component:expr) => {{
+        let (path, env) = rendered_file($report, $component);
+        let loaded: $config =
+            chataigne_common::config::load_from_env(&<$config>::default(), Some(&path), env)
+                .unwrap_or_else(|error| panic!("{} reads its file: {error}", $component));
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        loaded
+    }};
+}
+
+/// The Secret behind a Deployment's `internal-tls` volume and where its
+/// container mounts it; `None` without one.
+fn internal_tls_volume(report: &Report, deployment: &str) -> Option<(String, String)> {
+    let spec = &report.find("Deployment", deployment)["spec"]["template"]["spec"];
+    let volume = spec["volumes"]
+        .as_array()?
+        .iter()
+        .find(|v| v["name"] == "internal-tls")?;
+    let mount = spec["containers"][0]["volumeMounts"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == "internal-tls")
+        .expect("the internal-tls volume is mounted");
+    assert!(
+        mount.get("subPath").is_none(),
+        "a subPath mount never sees a renewed Secret"
+    );
+    let items: Vec<&str> = volume["secret"]["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(items, ["tls.crt", "tls.key", "ca.crt"]);
+    Some((
+        str_at(volume, "/secret/secretName").to_owned(),
+        str_at(mount, "/mountPath").to_owned(),
+    ))
+}
+
+fn host_of(url: &str) -> String {
+    url.parse::<http::Uri>()
+        .expect("a URL")
+        .host()
+        .expect("a host")
+        .to_owned()
+}
+
+#[test]
+fn internal_tls_is_wired_from_cert_manager_or_existing_secrets() {
+    let Some(python) = python() else { return };
+    const DIR: &str = "/etc/chataigne/internal-tls";
+    let with_cert_manager = r#"internalTls={"enabled":true,"oauthHttp":true,"certManager":{"enabled":true,"issuerRef":{"name":"internal-ca","kind":"ClusterIssuer"}}}"#;
+    let report = check(&python, &[TEST_VALUES], &[with_cert_manager]);
+    report.assert_valid("internal TLS with cert-manager");
+
+    // One Certificate per component, into the Secret that component mounts,
+    // serving and identifying, naming the host every caller dials.
+    let gateway = rendered_config!(&report, chataigne_gateway::Config, "gateway");
+    let auth = rendered_config!(&report, chataigne_auth::Config, "auth-service");
+    let tools = rendered_config!(&report, chataigne_tools::Config, "tool-service");
+    let dialled = [
+        ("auth-service", host_of(&gateway.auth_service_url)),
+        ("tool-service", host_of(&gateway.tool_service_url)),
+        ("auth-service", host_of(&tools.auth_service_url)),
+    ];
+    assert_eq!(report.all("Certificate").len(), 3);
+    for component in ["gateway", "auth-service", "tool-service"] {
+        let deployment = format!("chataigne-{component}");
+        let certificate = report.find("Certificate", &format!("{deployment}-internal-tls"));
+        let (secret, mount) = internal_tls_volume(&report, &deployment).expect("mounted");
+        assert_eq!(secret, format!("{deployment}-internal-tls"));
+        assert_eq!(str_at(certificate, "/spec/secretName"), secret);
+        assert_eq!(mount, DIR);
+        assert_eq!(str_at(certificate, "/spec/issuerRef/name"), "internal-ca");
+        assert_eq!(str_at(certificate, "/spec/issuerRef/kind"), "ClusterIssuer");
+        let usages = &certificate["spec"]["usages"];
+        for usage in ["server auth", "client auth"] {
+            assert!(
+                usages.as_array().unwrap().iter().any(|u| u == usage),
+                "{usages}"
+            );
+        }
+        let names = &certificate["spec"]["dnsNames"];
+        for (_, host) in dialled.iter().filter(|(c, _)| *c == component) {
+            assert!(
+                names.as_array().unwrap().iter().any(|n| n == host.as_str()),
+                "{component}'s certificate names {host}: {names}"
+            );
+        }
+        let pod = &report.find("Deployment", &deployment)["spec"]["template"];
+        assert_eq!(
+            pod["metadata"]["annotations"]["checksum/internal-tls-secret-name"]
+                .as_str()
+                .map(str::len),
+            Some(64)
+        );
+        if component != "gateway" {
+            // kubelet's gRPC probes speak no TLS: TCP to the gRPC port.
+            let container = &pod["spec"]["containers"][0];
+            for probe in ["startupProbe", "livenessProbe", "readinessProbe"] {
+                assert_eq!(container[probe]["tcpSocket"]["port"], "grpc", "{probe}");
+                assert!(container[probe].get("grpc").is_none());
+            }
+        }
+    }
+
+    // Each service reads the mounted files through its typed configuration.
+    let client = Some(chataigne_common::tls::ClientTls {
+        ca_file: format!("{DIR}/ca.crt"),
+        cert_file: Some(format!("{DIR}/tls.crt")),
+        key_file: Some(format!("{DIR}/tls.key")),
+        server_name: None,
+    });
+    let mutual = Some(chataigne_common::tls::ServerTls {
+        cert_file: format!("{DIR}/tls.crt"),
+        key_file: format!("{DIR}/tls.key"),
+        client_ca_file: Some(format!("{DIR}/ca.crt")),
+    });
+    assert_eq!(gateway.backend_tls, client);
+    assert_eq!(tools.auth_service_tls, client);
+    assert_eq!(tools.tls, mutual);
+    assert_eq!(auth.grpc_tls, mutual);
+    // `/token` callers authenticate as OAuth clients: no client certificate.
+    assert_eq!(
+        auth.http_tls,
+        mutual.clone().map(|tls| chataigne_common::tls::ServerTls {
+            client_ca_file: None,
+            ..tls
+        })
+    );
+    gateway.validate().expect("gateway configuration");
+    auth.validate().expect("auth-service configuration");
+    tools.validate().expect("tool-service configuration");
+    for service in ["chataigne-auth-service", "chataigne-tool-service"] {
+        for name in [service.to_owned(), format!("{service}-headless")] {
+            let ports = &report.find("Service", &name)["spec"]["ports"];
+            let grpc = ports
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == "grpc")
+                .unwrap();
+            assert_eq!(grpc["appProtocol"], "https", "{name}");
+        }
+    }
+    let oauth = report.find("Service", "chataigne-auth-service")["spec"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "oauth-http")
+        .unwrap()
+        .clone();
+    assert_eq!(oauth["appProtocol"], "https");
+    // The in-cluster route to /token: labelled internal namespaces reach the
+    // OAuth port, never the auth-service's gRPC port.
+    assert_oauth_port_open_to_the_ingress_controller_only(&report);
+
+    // Existing Secrets, plain OAuth HTTP, no mTLS, a server name override:
+    // no Certificate, the named Secrets mounted.
+    let existing = r#"internalTls={"enabled":true,"mutual":false,"serverName":"chataigne.internal","secrets":{"gateway":"gw-tls","authService":"auth-tls","toolService":"tools-tls"}}"#;
+    let report = check(&python, &[TEST_VALUES], &[existing]);
+    report.assert_valid("internal TLS from existing Secrets");
+    assert!(report.all("Certificate").is_empty());
+    for (deployment, secret) in [
+        ("chataigne-gateway", "gw-tls"),
+        ("chataigne-auth-service", "auth-tls"),
+        ("chataigne-tool-service", "tools-tls"),
+    ] {
+        let (name, _) = internal_tls_volume(&report, deployment).expect("mounted");
+        assert_eq!(name, secret);
+    }
+    let auth = rendered_config!(&report, chataigne_auth::Config, "auth-service");
+    assert_eq!(auth.grpc_tls.and_then(|t| t.client_ca_file), None);
+    assert_eq!(auth.http_tls, None);
+    let gateway = rendered_config!(&report, chataigne_gateway::Config, "gateway");
+    assert_eq!(
+        gateway.backend_tls.and_then(|t| t.server_name).as_deref(),
+        Some("chataigne.internal")
+    );
+
+    // Off (the default): plaintext, gRPC probes, nothing mounted; and the
+    // token route can be closed.
+    let closed = r#"networkPolicy.internalCallers.tokenEndpoint=false"#;
+    let report = check(&python, &[TEST_VALUES], &[closed]);
+    report.assert_valid("internal TLS off, no token route");
+    assert!(internal_tls_volume(&report, "chataigne-tool-service").is_none());
+    let container = &report.find("Deployment", "chataigne-tool-service")["spec"]["template"]["spec"]
+        ["containers"][0];
+    assert!(container["readinessProbe"]["grpc"]["port"].is_u64());
+    let gateway = rendered_config!(&report, chataigne_gateway::Config, "gateway");
+    assert_eq!(gateway.backend_tls, None);
+    let auth = report.find("NetworkPolicy", "chataigne-auth-service");
+    assert_eq!(rules_admitting(auth, 8081).len(), 1, "{auth:#}");
+
+    // cert-manager without an issuer, or without internal TLS, says why.
+    let no_issuer = r#"internalTls={"enabled":true,"certManager":{"enabled":true}}"#;
+    let report = check(&python, &[TEST_VALUES], &[no_issuer]);
+    assert_fails(&report, "render", "internalTls.certManager.issuerRef.name");
+    let not_enabled = r#"internalTls={"enabled":false,"oauthHttp":true}"#;
+    let report = check(&python, &[TEST_VALUES], &[not_enabled]);
+    assert_fails(&report, "render", "need internalTls.enabled");
 }

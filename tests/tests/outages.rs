@@ -1,22 +1,31 @@
 //! Dependency outages and deadlines through the whole stack: Redis,
-//! PostgreSQL, the auth-service and the tool-service each cut (or stalled)
-//! behind a forwarder the test controls, then restored; and the tool-service
-//! really stopped and started again on its address. Every failure is fast
-//! and typed, no write happens twice, and service resumes without restarting
-//! anything else.
+//! PostgreSQL (under either backend), the auth-service and the tool-service
+//! each cut (or stalled) behind a forwarder the test controls, then
+//! restored; and the tool-service really stopped and started again on its
+//! address. Once a dependency is known down or hung every call fails within
+//! 100 ms with the typed error to the request's id, health and readiness say
+//! so, no write happens twice, and service resumes within a second without
+//! restarting anything else.
 
 use chataigne_tests::envelope;
 use std::time::{Duration, Instant};
 
+use chataigne_common::ErrorCode;
+use chataigne_common::codes::decode_status;
+use chataigne_proto::tools::v1::CallToolRequest;
+use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
 use chataigne_tests::demo::{LOC_PARIS, ORG_BISTRO, USER_MANAGER};
 use chataigne_tests::forwarder::{Forwarder, Mode};
 use chataigne_tests::stores::{
     call_at, error_code, extra_gateway, first_conversation, postgres_authority, prefix,
     redis_authority, replayed, sandbox_on_redis, staff_messages,
 };
-use chataigne_tests::{Backend, Sandbox};
+use chataigne_tests::{Backend, Sandbox, typed_rpc};
 use secrecy::{ExposeSecret, SecretString};
-use serde_json::json;
+use serde_json::{Value, json};
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
 
 const SEND: &str = "chataigne_conversation_message_send";
 
@@ -130,9 +139,13 @@ async fn postgres_stalled_or_down_gives_deadlines_and_dependency_errors_then_rec
     let args = json!({"conversation_id": conversation, "text": "Votre commande est prête.",
                       "idempotency_key": "pg-stall-0001"});
     let write = sandbox.call_tool(&token, SEND, args.clone()).await;
-    assert_eq!(
-        error_code(&write).as_deref(),
-        Some("MCP_OUTCOME_UNKNOWN"),
+    // Sent while the database hangs: unknown outcome; refused unsent once the
+    // tool-service's health has reported it (the breaker opened).
+    assert!(
+        matches!(
+            error_code(&write).as_deref(),
+            Some("MCP_OUTCOME_UNKNOWN" | "MCP_DEPENDENCY_UNAVAILABLE")
+        ),
         "{write}"
     );
     assert!(
@@ -192,6 +205,9 @@ async fn auth_and_tool_service_outages_are_dependency_errors_and_recover() {
         config.auth_service_url = format!("http://{}", auth.authority());
         config.tool_service_url = format!("http://{}", tools.authority());
         config.tool_catalog_ttl_secs = 1;
+        // Until a hang is known, calls wait this long.
+        config.deadlines.auth_ms = 2_000;
+        config.deadlines.read_ms = 2_000;
     })
     .await;
     let token = sandbox.token(USER_MANAGER).await;
@@ -237,12 +253,396 @@ async fn auth_and_tool_service_outages_are_dependency_errors_and_recover() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     assert!(ok, "the tool-service is used again without a restart");
+
+    // Hung (connections open, nothing answered): once the breaker has seen
+    // it, refused at once with the request's id, until it answers again.
+    let auth_down = |body: &Value| {
+        body["id"] == 1 && body["error"]["data"]["code"] == "MCP_DEPENDENCY_UNAVAILABLE"
+    };
+    auth.set(Mode::Stall);
+    let took = known_down(|| list(url.clone(), token.clone()), auth_down).await;
+    assert!(median(took.clone()) < FAST, "a hung auth-service: {took:?}");
+    auth.set(Mode::Forward);
+    let back = Instant::now();
+    until_served(|| list(url.clone(), token.clone())).await;
+    assert!(back.elapsed() < RECOVERY, "{:?}", back.elapsed());
+
+    let tools_down = |body: &Value| {
+        body["id"] == 1
+            && error_code(&body["result"]).as_deref() == Some("MCP_DEPENDENCY_UNAVAILABLE")
+    };
+    tools.set(Mode::Stall);
+    let took = known_down(|| list(url.clone(), token.clone()), tools_down).await;
+    assert!(median(took.clone()) < FAST, "a hung tool-service: {took:?}");
+    tools.set(Mode::Forward);
+    let back = Instant::now();
+    until_served(|| list(url.clone(), token.clone())).await;
+    assert!(back.elapsed() < RECOVERY, "{:?}", back.elapsed());
     stop.cancel();
     sandbox.shutdown().await;
 }
 
+/// Fast failure, the requirement itself: a dependency known down fails a
+/// call within this (asserted on the median of several calls).
+const FAST: Duration = Duration::from_millis(100);
+/// Service resumes within this of the dependency answering again.
+const RECOVERY: Duration = Duration::from_secs(1);
+
+fn median(mut took: Vec<Duration>) -> Duration {
+    took.sort();
+    took[took.len() / 2]
+}
+
+/// Calls `call` until it answers as `down` says within [`FAST`] (the
+/// dependency is known down; 20 s bound), then 5 more times, each answering
+/// so; their latencies.
+async fn known_down<F, Fut>(mut call: F, down: impl Fn(&Value) -> bool) -> Vec<Duration>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = (u16, Value)>,
+{
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let started = Instant::now();
+        let (status, body) = call().await;
+        if status == 200 && down(&body) && started.elapsed() < FAST {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never failed fast: {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut took = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let (status, body) = call().await;
+        took.push(started.elapsed());
+        assert!(status == 200 && down(&body), "{status} {body}");
+    }
+    took
+}
+
+/// Calls `call` every 20 ms until it succeeds (10 s bound).
+async fn until_served<F, Fut>(mut call: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = (u16, Value)>,
+{
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, body) = call().await;
+        if status == 200 && body["result"].is_object() && error_code(&body["result"]).is_none() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never served again: {body}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Polls `check` every 50 ms until it holds (`within` bound).
+async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    while !check().await {
+        assert!(Instant::now() < deadline, "{what}: not within {within:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The overall `grpc.health.v1` status of the backend at `url`.
+async fn overall_health(url: &str) -> Option<i32> {
+    let channel = tonic::transport::Endpoint::from_shared(url.to_owned())
+        .ok()?
+        .connect()
+        .await
+        .ok()?;
+    let answer = HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .ok()?;
+    Some(answer.into_inner().status)
+}
+
+/// The gateway's `/readyz`: status and body.
+async fn readiness(sandbox: &Sandbox) -> (u16, Value) {
+    let response = reqwest::get(format!("{}/readyz", sandbox.gateway_internal_url))
+        .await
+        .expect("internal listener");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+async fn scrape(url: &str) -> String {
+    reqwest::get(url)
+        .await
+        .expect("metrics reachable")
+        .text()
+        .await
+        .expect("metrics text")
+}
+
+/// The names `tools/list` shows `token`.
+async fn listed(sandbox: &Sandbox, token: &str) -> Vec<String> {
+    let (status, body) = sandbox
+        .mcp(
+            token,
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    body["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a listing: {body}"))
+        .iter()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Sets the operator's write switch straight in the database `url`.
+async fn set_writes(url: &str, enabled: bool) {
+    let pool = sqlx::PgPool::connect(url).await.expect("tools database");
+    sqlx::query(
+        "INSERT INTO operator_flags (name, enabled, reason, changed_at_ms) \
+         VALUES ('writes', $1, NULL, 0) \
+         ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled",
+    )
+    .bind(enabled)
+    .execute(&pool)
+    .await
+    .expect("switch set");
+    pool.close().await;
+}
+
+/// PostgreSQL goes away under the tool-service (`outage`: cut, or hung with
+/// its connections open and silent): its health turns
+/// NOT_SERVING, the gateway's readiness and dependency gauges say so, and
+/// every call (read or write, on both profiles) is refused within 100 ms
+/// with the dependency error to the request's id, not after a pool
+/// timeout; the catalogue keeps listing the write tools (the last known
+/// switch) through the failed refreshes; within a second of the database's
+/// return calls are served, and the catalogue is refreshed at once (a
+/// switch turned off meanwhile hides the write tools).
+async fn postgres_known_down(outage: Mode) {
+    let prefix = prefix();
+    let authority = postgres_authority();
+    let proxy = Forwarder::start(&authority).await;
+    let proxied = proxy.authority();
+    let Some((sandbox, db)) = sandbox_on_redis(&prefix, |config| {
+        let url = config
+            .tools
+            .database
+            .url
+            .expose_secret()
+            .replacen(&authority, &proxied, 1);
+        config.tools.database.url = SecretString::from(url);
+        config.gateway.tool_catalog_ttl_secs = 1;
+        with_google_endpoint(config);
+    })
+    .await
+    else {
+        return;
+    };
+    let db = db.replacen(&proxied, &authority, 1);
+    let conversation = first_conversation(&db, ORG_BISTRO).await;
+    let token = sandbox.token(USER_MANAGER).await;
+    let (google_url, google_token) = google_endpoint(&sandbox).await;
+    let assertion = typed_rpc::assertion(&sandbox, &token).await;
+    let url = sandbox.mcp_url.clone();
+    let before = staff_messages(&db, &conversation).await;
+    assert!(listed(&sandbox, &token).await.iter().any(|t| t == SEND));
+    assert_eq!(readiness(&sandbox).await.0, 200);
+
+    proxy.set(outage);
+    eventually(
+        Duration::from_secs(10),
+        "the tool-service reports its database down",
+        || async {
+            overall_health(&sandbox.tools_grpc_url).await == Some(ServingStatus::NotServing as i32)
+        },
+    )
+    .await;
+    eventually(
+        Duration::from_secs(10),
+        "the gateway reports the tool-service unready",
+        || async {
+            let (status, body) = readiness(&sandbox).await;
+            status == 503 && body["tool_service"] == false && body["auth_service"] == true
+        },
+    )
+    .await;
+    // The breaker opens at its second failed probe, soon after.
+    let gateway_metrics = format!("{}/metrics", sandbox.gateway_internal_url);
+    eventually(
+        Duration::from_secs(5),
+        "the gauges show the tool-service down and the auth-service up",
+        || async {
+            let scraped = scrape(&gateway_metrics).await;
+            scraped.contains("chataigne_gateway_dependency_up{dependency=\"tool_service\"} 0")
+                && scraped
+                    .contains("chataigne_gateway_dependency_up{dependency=\"auth_service\"} 1")
+        },
+    )
+    .await;
+    let tools_metrics = scrape(&sandbox.tools_metrics_url).await;
+    assert!(
+        tools_metrics.contains("chataigne_tools_dependency_up{dependency=\"database\"} 0"),
+        "{tools_metrics}"
+    );
+
+    // Direct gRPC callers of the tool-service are refused at once too.
+    let channel = tonic::transport::Endpoint::from_shared(sandbox.tools_grpc_url.clone())
+        .expect("URL")
+        .connect()
+        .await
+        .expect("tool-service reachable");
+    let mut direct = ToolCatalogClient::new(channel);
+    let mut took = Vec::new();
+    for _ in 0..5 {
+        let mut request = tonic::Request::new(CallToolRequest {
+            name: "chataigne_organizations_list".to_owned(),
+            arguments_json: "{}".to_owned(),
+            ..Default::default()
+        });
+        request.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {assertion}").parse().expect("ascii"),
+        );
+        let started = Instant::now();
+        let refused = direct.call_tool(request).await.expect_err("refused");
+        took.push(started.elapsed());
+        assert_eq!(
+            decode_status(&refused).code,
+            ErrorCode::DependencyUnavailable,
+            "{refused:?}"
+        );
+    }
+    assert!(median(took.clone()) < FAST, "direct gRPC: {took:?}");
+
+    let mut took = Vec::new();
+    for n in 0..5 {
+        let started = Instant::now();
+        let (status, body) = call_at(&url, &token, "chataigne_organizations_list", json!({})).await;
+        took.push(started.elapsed());
+        assert_eq!((status, &body["id"]), (200, &json!(1)), "{body}");
+        assert_eq!(
+            error_code(&body["result"]).as_deref(),
+            Some("MCP_DEPENDENCY_UNAVAILABLE"),
+            "{body}"
+        );
+        let write = json!({"conversation_id": conversation, "text": "Pendant la panne.",
+                           "idempotency_key": format!("pg-down-{n:04}-nnnn")});
+        let started = Instant::now();
+        let (status, body) = call_at(&url, &token, SEND, write).await;
+        took.push(started.elapsed());
+        assert_eq!((status, &body["id"]), (200, &json!(1)), "{body}");
+        assert_eq!(
+            error_code(&body["result"]).as_deref(),
+            Some("MCP_DEPENDENCY_UNAVAILABLE"),
+            "{body}"
+        );
+        let started = Instant::now();
+        let (status, body) = call_at(
+            &google_url,
+            &google_token,
+            "chataigne_organizations_list",
+            json!({}),
+        )
+        .await;
+        took.push(started.elapsed());
+        assert_eq!((status, &body["id"]), (200, &json!(1)), "{body}");
+        assert_eq!(body["error"]["code"], -32502, "google profile: {body}");
+    }
+    assert!(median(took.clone()) < FAST, "{took:?}");
+
+    // Past the catalogue's TTL, the write tools are still listed.
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert!(
+        listed(&sandbox, &token).await.iter().any(|t| t == SEND),
+        "the last known write switch stands"
+    );
+    // Meanwhile the operator switches writes off.
+    set_writes(&db, false).await;
+
+    proxy.set(Mode::Forward);
+    let back = Instant::now();
+    until_served(|| call_at(&url, &token, "chataigne_organizations_list", json!({}))).await;
+    assert!(
+        back.elapsed() < RECOVERY,
+        "served again {:?} after the database returned",
+        back.elapsed()
+    );
+    assert!(
+        !listed(&sandbox, &token).await.iter().any(|t| t == SEND),
+        "the catalogue is refreshed as soon as the tool-service answers"
+    );
+    assert!(
+        back.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        back.elapsed()
+    );
+    eventually(Duration::from_secs(2), "ready again", || async {
+        readiness(&sandbox).await.0 == 200
+    })
+    .await;
+    assert_eq!(
+        staff_messages(&db, &conversation).await,
+        before,
+        "no write refused during the outage happened"
+    );
+    sandbox.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_cut_fails_fast_reports_unready_and_recovers_within_a_second() {
+    postgres_known_down(Mode::Cut).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_hung_fails_fast_reports_unready_and_recovers_within_a_second() {
+    postgres_known_down(Mode::Stall).await;
+}
+
 /// Path of the Connected Apps (google profile) endpoint added for the test.
 const GOOGLE_PATH: &str = "/mcp/google";
+
+/// Adds the Connected Apps endpoint at [`GOOGLE_PATH`].
+fn with_google_endpoint(config: &mut chataigne::StackConfig) {
+    config
+        .gateway
+        .endpoints
+        .push(chataigne_gateway::EndpointConfig {
+            path: GOOGLE_PATH.to_owned(),
+            profile: chataigne_gateway::Profile::Google,
+            hosts: Vec::new(),
+            public_url: None,
+            ..Default::default()
+        });
+}
+
+/// The URL of the Connected Apps endpoint and a manager's token for it.
+async fn google_endpoint(sandbox: &Sandbox) -> (String, String) {
+    let google_url = format!("{}{GOOGLE_PATH}", sandbox.gateway_url);
+    let token = sandbox
+        .auth
+        .issue_access_token(chataigne_auth::IssueTokenRequest {
+            user_id: USER_MANAGER.to_owned(),
+            client_id: chataigne_tests::demo::DEMO_CLIENT_ID.to_owned(),
+            scopes: chataigne_tests::demo::demo_token_scopes()
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            resource: google_url.clone(),
+            ttl: None,
+        })
+        .await
+        .expect("token for the google endpoint")
+        .access_token;
+    (google_url, token)
+}
 
 /// Messages of `conversation` whose text is `body`, read through the tools.
 async fn messages_with(sandbox: &Sandbox, token: &str, conversation: &str, body: &str) -> usize {
@@ -287,40 +687,13 @@ async fn until_ok(
 /// back the same gateway serves again without a restart; writes attempted
 /// before, during and across the outage each happen exactly once.
 async fn tool_service_stopped_then_restarted(backend: Backend) {
-    let Some(sandbox) = Sandbox::start_with(backend, |config| {
-        config
-            .gateway
-            .endpoints
-            .push(chataigne_gateway::EndpointConfig {
-                path: GOOGLE_PATH.to_owned(),
-                profile: chataigne_gateway::Profile::Google,
-                hosts: Vec::new(),
-                public_url: None,
-            });
-    })
-    .await
-    else {
+    let Some(sandbox) = Sandbox::start_with(backend, with_google_endpoint).await else {
         assert!(!chataigne_tests::in_ci(), "PostgreSQL is required in CI");
         return;
     };
     let url = sandbox.mcp_url.clone();
-    let google_url = format!("{}{GOOGLE_PATH}", sandbox.gateway_url);
+    let (google_url, google_token) = google_endpoint(&sandbox).await;
     let token = sandbox.token(USER_MANAGER).await;
-    let google_token = sandbox
-        .auth
-        .issue_access_token(chataigne_auth::IssueTokenRequest {
-            user_id: USER_MANAGER.to_owned(),
-            client_id: chataigne_tests::demo::DEMO_CLIENT_ID.to_owned(),
-            scopes: chataigne_tests::demo::demo_token_scopes()
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
-            resource: google_url.clone(),
-            ttl: None,
-        })
-        .await
-        .expect("token for the google endpoint")
-        .access_token;
     let read = json!({});
     // A read on the google endpoint.
     let google_read = || {
@@ -464,4 +837,84 @@ async fn embedded_tool_service_stopped_then_restarted_on_its_address() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_service_stopped_then_restarted_on_its_address() {
     tool_service_stopped_then_restarted(Backend::Postgres).await;
+}
+
+/// PostgreSQL goes away under the auth-service: its health turns
+/// NOT_SERVING (liveness stays SERVING), the gateway reports it unready and
+/// refuses every call within 100 ms with the dependency error to the
+/// request's id (not after the pool's timeout); within a second of the
+/// database's return calls are served again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_database_down_is_reported_and_refused_at_once_then_recovers() {
+    let prefix = prefix();
+    let authority = postgres_authority();
+    let proxy = Forwarder::start(&authority).await;
+    let proxied = proxy.authority();
+    let Some((sandbox, _db)) = sandbox_on_redis(&prefix, |config| {
+        let url = config
+            .auth
+            .database
+            .url
+            .expose_secret()
+            .replacen(&authority, &proxied, 1);
+        config.auth.database.url = SecretString::from(url);
+    })
+    .await
+    else {
+        return;
+    };
+    let token = sandbox.token(USER_MANAGER).await;
+    let url = sandbox.mcp_url.clone();
+    let list = || call_at(&url, &token, "chataigne_organizations_list", json!({}));
+    until_served(list).await;
+
+    proxy.set(Mode::Cut);
+    eventually(
+        Duration::from_secs(10),
+        "the auth-service reports its database down",
+        || async {
+            overall_health(&sandbox.auth_grpc_url).await == Some(ServingStatus::NotServing as i32)
+        },
+    )
+    .await;
+    let liveness = async {
+        let channel = tonic::transport::Endpoint::from_shared(sandbox.auth_grpc_url.clone())
+            .expect("URL")
+            .connect()
+            .await
+            .expect("auth-service reachable");
+        HealthClient::new(channel)
+            .check(HealthCheckRequest {
+                service: "liveness".to_owned(),
+            })
+            .await
+            .expect("liveness answers")
+            .into_inner()
+            .status
+    };
+    assert_eq!(liveness.await, ServingStatus::Serving as i32);
+    eventually(
+        Duration::from_secs(10),
+        "the gateway reports the auth-service unready",
+        || async {
+            let (status, body) = readiness(&sandbox).await;
+            status == 503 && body["auth_service"] == false
+        },
+    )
+    .await;
+    let down = |body: &Value| {
+        body["id"] == 1 && body["error"]["data"]["code"] == "MCP_DEPENDENCY_UNAVAILABLE"
+    };
+    let took = known_down(list, down).await;
+    assert!(median(took.clone()) < FAST, "{took:?}");
+
+    proxy.set(Mode::Forward);
+    let back = Instant::now();
+    until_served(list).await;
+    assert!(
+        back.elapsed() < RECOVERY,
+        "served again {:?} after the database returned",
+        back.elapsed()
+    );
+    sandbox.shutdown().await;
 }

@@ -23,9 +23,6 @@ async fn limits_are_exact_across_two_gateways_sharing_redis() {
     let gateway_config = |config: &mut chataigne_gateway::Config| {
         config.redis.url = Some(SecretString::from(redis_url()));
         config.redis.key_prefix = prefix.clone();
-        config.idempotency.secret = Some(SecretString::from(format!(
-            "{prefix}-gateway-secret-0123456789abcdef"
-        )));
         config.rate_limits.reads_per_minute = 10;
     };
     let (second, stop) = extra_gateway(&sandbox.stack, gateway_config).await;

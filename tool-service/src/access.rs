@@ -1,8 +1,11 @@
 //! Who may act on what, once the tool has resolved the target's real owner
 //! from its own store. When the caller's principal assertion carries the live
 //! grants read by `Authenticate` in the same request, the assertion is verified
-//! here (the auth-service's public keys, cached) and the decision is taken
-//! locally by the shared rules of `chataigne_common::grants`; otherwise
+//! here (the auth-service's public keys, fetched and parsed once) and the
+//! decision is taken locally by the shared rules of `chataigne_common::grants`.
+//! A verified assertion is remembered by its SHA-256 until its `exp` (plus the
+//! leeway), as long as its key stays in the fetched set, so that the same
+//! assertion presented again costs no signature check. Otherwise
 //! (service-account tokens, assertions without grants, anything that does not
 //! verify here) the auth-service is asked, presenting the credential.
 //! `Access` is the port the tools use; `AuthServiceAccess` is its adapter.
@@ -13,14 +16,17 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use chataigne_common::ErrorCode;
+use chataigne_common::assertion::{AssertionContract, TimeCheck};
 use chataigne_common::balance::{self, Balanced};
 use chataigne_common::codes::decode_status;
+use chataigne_common::expiring::ExpiringMap;
 use chataigne_common::grants::{Grants, Refusal};
+use chataigne_common::jws::{self, Es256Verifier};
 use chataigne_proto::auth::v1::{
     AssertionKeysRequest, AuthorizeRequest, ResolveAccessRequest,
     auth_service_client::AuthServiceClient,
 };
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::{Algorithm, Header};
 use serde::Deserialize;
 
 use crate::domain::{Dependency, DomainError, TenantScope};
@@ -60,12 +66,8 @@ pub trait Access: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<(Principal, TenantScope), DomainError>> + Send;
 }
 
-/// Audience of principal assertions.
-const ASSERTION_AUDIENCE: &str = "chataigne-internal";
-/// `typ` of principal assertions.
-const ASSERTION_TYP: &str = "principal+jwt";
-/// Clock skew tolerated on `exp`, `nbf` and `iat` (as the auth-service).
-const LEEWAY_SECS: u64 = 5;
+/// Most verified assertions remembered at once.
+const VERIFIED_CAPACITY: usize = 16 * 1024;
 /// Least time between two key fetches triggered by an unknown `kid`.
 const KEY_FETCH_INTERVAL: Duration = Duration::from_millis(500);
 
@@ -78,90 +80,134 @@ pub struct AuthServiceAccess {
 }
 
 /// The auth-service's assertion verification keys, fetched on first use and
-/// again (throttled) when an assertion names an unknown `kid`.
-#[derive(Default)]
+/// again (throttled) when an assertion names an unknown `kid`, and the
+/// assertions already verified with them.
 struct AssertionKeys {
     ring: RwLock<Option<Arc<KeyRing>>>,
     last_fetch: Mutex<Option<Instant>>,
+    verified: VerifiedAssertions,
 }
 
-/// One fetched key set.
+impl Default for AssertionKeys {
+    fn default() -> AssertionKeys {
+        AssertionKeys {
+            ring: RwLock::default(),
+            last_fetch: Mutex::default(),
+            verified: VerifiedAssertions::new(VERIFIED_CAPACITY),
+        }
+    }
+}
+
+/// One fetched key set, each key parsed once.
 struct KeyRing {
-    validation: Validation,
-    keys: HashMap<String, DecodingKey>,
+    issuer: String,
+    keys: HashMap<String, Es256Verifier>,
+}
+
+/// The parts of a JWK Set this service reads.
+#[derive(Deserialize)]
+struct JwkSet {
+    keys: Vec<Jwk>,
+}
+
+#[derive(Deserialize)]
+struct Jwk {
+    #[serde(default)]
+    kid: Option<String>,
+    #[serde(default)]
+    kty: String,
+    #[serde(default)]
+    crv: String,
+    #[serde(default)]
+    x: String,
+    #[serde(default)]
+    y: String,
 }
 
 impl KeyRing {
-    /// Parses the issuer and JWK Set answered by `AssertionKeys`.
+    /// Parses the issuer and JWK Set answered by `AssertionKeys`; keys other
+    /// than P-256 EC keys with a `kid` are skipped.
     fn parse(issuer: &str, jwks: &str) -> Result<KeyRing, String> {
-        let set: jsonwebtoken::jwk::JwkSet =
+        let set: JwkSet =
             serde_json::from_str(jwks).map_err(|e| format!("unreadable key set: {e}"))?;
         let mut keys = HashMap::new();
-        for jwk in &set.keys {
-            if let Some(kid) = &jwk.common.key_id
-                && let Ok(key) = DecodingKey::from_jwk(jwk)
+        for jwk in set.keys {
+            if let Some(kid) = jwk.kid
+                && jwk.kty == "EC"
+                && jwk.crv == "P-256"
+                && let Ok(key) = Es256Verifier::from_coordinates(&jwk.x, &jwk.y)
             {
-                keys.insert(kid.clone(), key);
+                keys.insert(kid, key);
             }
         }
-        let mut validation = Validation::new(Algorithm::ES256);
-        validation.leeway = LEEWAY_SECS;
-        validation.validate_exp = true;
-        validation.validate_nbf = true;
-        validation.set_issuer(&[issuer]);
-        validation.set_audience(&[ASSERTION_AUDIENCE]);
-        validation.set_required_spec_claims(&["exp", "iat", "iss", "aud", "sub"]);
-        Ok(KeyRing { validation, keys })
+        Ok(KeyRing {
+            issuer: issuer.to_owned(),
+            keys,
+        })
     }
 
     /// Verifies a principal assertion (typ, algorithm, key, signature, `iss`,
-    /// `aud`, `exp`, `iat`) and returns its grants, or `None` when it does not
-    /// verify here or carries none: the auth-service then decides, with its
-    /// own exact refusal.
-    fn verify(&self, token: &str, now_secs: i64) -> Option<Verified> {
-        let header = jsonwebtoken::decode_header(token).ok()?;
-        if header.alg != Algorithm::ES256 || !header.typ.as_deref().is_some_and(is_assertion_typ) {
+    /// `aud`, `exp`, `nbf`, `iat`) and returns what it vouches for, or `None`
+    /// when it does not verify here or carries no grants: the auth-service
+    /// then decides, with its own exact refusal.
+    fn verify(&self, token: &str, now_secs: i64) -> Option<Checked> {
+        let header = jws::header::<Header>(token).ok()?;
+        if header.alg != Algorithm::ES256
+            || !header
+                .typ
+                .as_deref()
+                .is_some_and(AssertionContract::accepts_typ)
+        {
             return None;
         }
-        let key = self.keys.get(header.kid.as_deref()?)?;
-        let claims = jsonwebtoken::decode::<AssertionClaims>(token, key, &self.validation)
-            .ok()?
-            .claims;
-        let leeway = i64::try_from(LEEWAY_SECS).unwrap_or(0);
-        if claims.iat > now_secs + leeway || claims.sid.is_empty() || claims.client_id.is_empty() {
+        let kid = header.kid?;
+        let payload = self.keys.get(&kid)?.verify(token).ok()?;
+        let claims: AssertionClaims = serde_json::from_slice(&payload).ok()?;
+        if claims.iss != self.issuer
+            || claims.aud != AssertionContract::AUDIENCE
+            || claims.sid.is_empty()
+            || claims.client_id.is_empty()
+        {
             return None;
         }
-        Some(Verified {
-            principal: Principal {
-                user_id: claims.sub,
-                client_id: claims.client_id,
+        let checked = Checked {
+            kid,
+            exp: claims.exp,
+            nbf: claims.nbf,
+            iat: claims.iat,
+            verified: Verified {
+                principal: Principal {
+                    user_id: claims.sub,
+                    client_id: claims.client_id,
+                },
+                scopes: claims.scope,
+                grants: claims.grants?,
             },
-            scopes: claims.scope,
-            grants: claims.grants?,
-        })
+        };
+        checked.times_hold(now_secs).then_some(checked)
     }
-}
-
-fn is_assertion_typ(typ: &str) -> bool {
-    typ.strip_prefix("application/")
-        .unwrap_or(typ)
-        .eq_ignore_ascii_case(ASSERTION_TYP)
 }
 
 /// The claims of a principal assertion that a local decision reads.
 #[derive(Deserialize)]
 struct AssertionClaims {
+    iss: String,
+    aud: String,
     sub: String,
     client_id: String,
     /// Effective scopes, space-separated.
     scope: String,
     sid: String,
+    exp: i64,
     iat: i64,
+    #[serde(default)]
+    nbf: Option<i64>,
     #[serde(default)]
     grants: Option<Grants>,
 }
 
 /// A verified assertion carrying grants.
+#[derive(Clone)]
 struct Verified {
     principal: Principal,
     scopes: String,
@@ -171,6 +217,46 @@ struct Verified {
 impl Verified {
     fn scopes(&self) -> impl Iterator<Item = &str> {
         self.scopes.split_ascii_whitespace()
+    }
+}
+
+/// A verified assertion with what must be re-checked at each later use.
+#[derive(Clone)]
+struct Checked {
+    kid: String,
+    exp: i64,
+    nbf: Option<i64>,
+    iat: i64,
+    verified: Verified,
+}
+
+impl Checked {
+    fn times_hold(&self, now_secs: i64) -> bool {
+        AssertionContract::times_hold(self.exp, self.nbf, self.iat, now_secs) == TimeCheck::Valid
+    }
+}
+
+/// Assertions already verified, by SHA-256 of the token, until their `exp`
+/// plus the leeway. A remembered one is used only while its key is still in
+/// the current key set and its times still hold.
+struct VerifiedAssertions(ExpiringMap<[u8; 32], Checked>);
+
+impl VerifiedAssertions {
+    fn new(capacity: usize) -> VerifiedAssertions {
+        VerifiedAssertions(ExpiringMap::new(capacity))
+    }
+
+    fn verify(&self, ring: &KeyRing, token: &str, now_secs: i64) -> Option<Verified> {
+        let key = jws::digest(&[token.as_bytes()]);
+        if let Some(checked) = self.0.get(&key, now_secs) {
+            return (ring.keys.contains_key(&checked.kid) && checked.times_hold(now_secs))
+                .then_some(checked.verified);
+        }
+        let checked = ring.verify(token, now_secs)?;
+        let until = checked.exp.saturating_add(AssertionContract::LEEWAY_SECS);
+        let verified = checked.verified.clone();
+        self.0.insert(key, checked, until, now_secs);
+        Some(verified)
     }
 }
 
@@ -193,12 +279,23 @@ impl AuthServiceAccess {
     /// Prepares a lazily connecting channel: the service starts even if the
     /// auth-service is not up yet, and calls fail fast while it is down.
     pub fn connect(url: &str) -> anyhow::Result<AuthServiceAccess> {
+        AuthServiceAccess::connect_with(url, None)
+    }
+
+    /// [`AuthServiceAccess::connect`], over TLS when `tls` is given (the
+    /// certificates are re-read when their files change).
+    pub fn connect_with(
+        url: &str,
+        tls: Option<&chataigne_common::tls::ClientTls>,
+    ) -> anyhow::Result<AuthServiceAccess> {
+        let tls = tls.map(|tls| tls.connector_for(url)).transpose()?;
         // Balanced over every auth-service instance the name resolves to.
         let channel = Balanced::dns(
             url,
             balance::Options {
                 connect_timeout: Duration::from_secs(2),
                 request_timeout: Some(Duration::from_secs(10)),
+                tls,
                 ..balance::Options::default()
             },
         )?;
@@ -212,8 +309,12 @@ impl AuthServiceAccess {
     /// grants; `None` sends the check to the auth-service.
     async fn local(&self, credential: &Credential) -> Option<Verified> {
         let token = credential.0.as_str();
-        let header = jsonwebtoken::decode_header(token).ok()?;
-        if !header.typ.as_deref().is_some_and(is_assertion_typ) {
+        let header = jws::header::<Header>(token).ok()?;
+        if !header
+            .typ
+            .as_deref()
+            .is_some_and(AssertionContract::accepts_typ)
+        {
             // Service-account tokens: always the auth-service.
             return None;
         }
@@ -222,7 +323,7 @@ impl AuthServiceAccess {
             Some(ring) if ring.keys.contains_key(&kid) => ring,
             _ => self.fetch_keys().await?,
         };
-        ring.verify(token, now_secs())
+        self.keys.verified.verify(&ring, token, now_secs())
     }
 
     fn ring(&self) -> Option<Arc<KeyRing>> {
@@ -389,6 +490,8 @@ UPSfCv3u6YNxXKGYFkDGrQKoHW+hRANCAASNYAx1aUiRX0dOJMw8gu8hiBgWqrDh
     const X: &str = "jWAMdWlIkV9HTiTMPILvIYgYFqqw4d8BO0sBM-v0hR0";
     const Y: &str = "AuRUgg45K5KDEc5G4wzwrUumtHtagR3Xf1aVIcvsiYc";
     const ISSUER: &str = "https://auth.example";
+    const ASSERTION_AUDIENCE: &str = AssertionContract::AUDIENCE;
+    const ASSERTION_TYP: &str = AssertionContract::TYP;
 
     fn ring() -> KeyRing {
         let jwks = json!({"keys": [{
@@ -433,7 +536,7 @@ UPSfCv3u6YNxXKGYFkDGrQKoHW+hRANCAASNYAx1aUiRX0dOJMw8gu8hiBgWqrDh
     #[test]
     fn an_assertion_carrying_grants_verifies_here() {
         let token = sign(ASSERTION_TYP, "k1", &claims(Some(&grants())));
-        let verified = ring().verify(&token, now_secs()).unwrap();
+        let verified = ring().verify(&token, now_secs()).unwrap().verified;
         assert_eq!(verified.principal.user_id, "usr_1");
         assert_eq!(verified.principal.client_id, "client");
         assert_eq!(verified.grants, grants());
@@ -488,6 +591,29 @@ UPSfCv3u6YNxXKGYFkDGrQKoHW+hRANCAASNYAx1aUiRX0dOJMw8gu8hiBgWqrDh
             payload.to_string(),
         );
         assert!(ring.verify(&parts.join("."), now).is_none());
+    }
+
+    #[test]
+    fn a_remembered_assertion_is_refused_once_expired() {
+        let ring = ring();
+        let remembered = VerifiedAssertions::new(8);
+        let now = now_secs();
+        let token = sign(ASSERTION_TYP, "k1", &claims(Some(&grants())));
+        assert!(remembered.verify(&ring, &token, now).is_some());
+        let exp = now + 60;
+        let leeway = AssertionContract::LEEWAY_SECS;
+        assert!(remembered.verify(&ring, &token, exp + leeway).is_some());
+        assert!(remembered.verify(&ring, &token, exp + leeway + 1).is_none());
+    }
+
+    #[test]
+    fn a_remembered_assertion_stops_when_its_key_leaves_the_set() {
+        let remembered = VerifiedAssertions::new(8);
+        let now = now_secs();
+        let token = sign(ASSERTION_TYP, "k1", &claims(Some(&grants())));
+        assert!(remembered.verify(&ring(), &token, now).is_some());
+        let without_k1 = KeyRing::parse(ISSUER, r#"{"keys": []}"#).unwrap();
+        assert!(remembered.verify(&without_k1, &token, now).is_none());
     }
 
     fn offline_access() -> AuthServiceAccess {

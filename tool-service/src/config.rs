@@ -1,9 +1,13 @@
 //! Typed configuration of the tool-service, validated at start-up.
 
+use chataigne_common::config::env_var;
+use chataigne_common::startup::StartupConfig;
+use schemars::JsonSchema;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Everything the tool-service needs to serve.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// gRPC listen address.
@@ -12,25 +16,43 @@ pub struct Config {
     pub metrics_listen: Option<String>,
     /// gRPC endpoint of the auth-service, e.g. "http://127.0.0.1:50051".
     pub auth_service_url: String,
+    /// The tool store.
     pub database: DatabaseConfig,
+    /// Pagination cursors.
     pub cursor: CursorConfig,
+    /// Idempotent writes.
     pub idempotency: IdempotencyConfig,
-    /// Load the demo data set at start (embedded mode and tests).
+    /// Load the demo data set at start — two organizations, five locations,
+    /// `demo_days` of orders, customers and conversations — idempotently
+    /// (`CHATAIGNE_SEED_DEMO=true`; embedded mode and tests, never production).
     pub seed_demo: bool,
     /// Days of order history in the demo data set (up to today).
     pub demo_days: u32,
     /// Limits of the gRPC server: concurrency (load shedding past it), the
     /// longest RPC, HTTP/2 streams.
     pub grpc_server: chataigne_common::grpc_server::GrpcServerLimits,
+    /// Retries of the database (connection and migrations) at start.
+    pub startup: StartupConfig,
+    /// TLS of the gRPC listener (certificate and key, and with
+    /// `client_ca_file`, required client certificates: mTLS), re-read when
+    /// the files change; unset: plaintext HTTP/2 (embedded mode).
+    pub tls: Option<chataigne_common::tls::ServerTls>,
+    /// TLS towards the auth-service (its CA bundle, optionally a client
+    /// certificate for mTLS, a server name override); unset: plaintext.
+    pub auth_service_tls: Option<chataigne_common::tls::ClientTls>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Where and how to reach the tool store.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DatabaseConfig {
-    /// `postgres://…` (production) or `sqlite:…` (embedded).
+    /// `postgres://…` (production) or `sqlite:…` (embedded). May hold a password.
     #[serde(serialize_with = "serialize_secret")]
+    #[schemars(with = "String", extend("x-secret" = true))]
     pub url: SecretString,
+    /// Connections in the pool.
     pub max_connections: u32,
+    /// Bound on opening (and waiting for) a connection; one start-up attempt.
     pub connect_timeout_ms: u64,
     /// Upper bound of any statement; per-call deadlines are shorter.
     pub statement_timeout_ms: u64,
@@ -42,13 +64,16 @@ impl DatabaseConfig {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Signing and lifetime of pagination cursors.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CursorConfig {
-    /// HMAC keys for pagination cursors, newest first: the first signs, all
-    /// verify (rotation). Each at least 32 bytes. Empty: a random key per
-    /// process (cursors then die with it; fine for embedded mode only).
+    /// HMAC keys for pagination cursors, newest first, comma-separated in the
+    /// variable: the first signs, all verify (rotation). Each at least 32
+    /// bytes, the same on every replica. Required with PostgreSQL; empty
+    /// (SQLite only): a random key per process, so cursors die with it.
     #[serde(serialize_with = "serialize_secrets")]
+    #[schemars(with = "Vec<String>", extend("x-secret" = true))]
     pub keys: Vec<SecretString>,
     /// How long a cursor stays valid.
     pub ttl_secs: u64,
@@ -66,6 +91,9 @@ impl Default for Config {
             seed_demo: false,
             demo_days: 365,
             grpc_server: chataigne_common::grpc_server::GrpcServerLimits::default(),
+            startup: StartupConfig::default(),
+            tls: None,
+            auth_service_tls: None,
         }
     }
 }
@@ -83,14 +111,17 @@ impl Default for DatabaseConfig {
 
 /// Idempotent writes: the keyed hash of the scoped keys and how long a stored
 /// result is replayed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct IdempotencyConfig {
     /// HMAC-SHA256 key (at least 32 bytes) of the stored key and argument
-    /// hashes. `None`: a random key per process, which forgets every key at
-    /// restart (embedded mode sets one; production must).
+    /// hashes, the same on every replica and across restarts. Required with
+    /// PostgreSQL; unset (SQLite only): a random key per process, which
+    /// forgets every key at restart (the embedded launcher keeps one on disk).
     #[serde(serialize_with = "serialize_optional_secret")]
+    #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub secret: Option<SecretString>,
+    /// How long a stored result is replayed for a repeated key.
     pub replay_ttl_secs: u64,
 }
 
@@ -163,6 +194,62 @@ impl Config {
             self.idempotency.replay_ttl_secs > 0,
             "idempotency.replay_ttl_secs must be positive"
         );
+        self.startup
+            .validate("startup")
+            .map_err(anyhow::Error::msg)?;
+        if let Some(tls) = &self.tls {
+            tls.check_fields("tls")?;
+        }
+        if let Some(tls) = &self.auth_service_tls {
+            tls.check_fields("auth_service_tls")?;
+        }
+        Ok(())
+    }
+
+    /// [`Config::validate`], then what serving needs besides: on PostgreSQL
+    /// (several replicas, restarts) the secrets every replica must share and
+    /// keep, without which a repeated idempotency key is not recognised and
+    /// a cursor from another replica is refused. Run at start and by
+    /// `config check`; the operator commands (`migrate`, `seed`, `writes`)
+    /// need only [`Config::validate`].
+    pub fn validate_serving(&self) -> anyhow::Result<()> {
+        self.validate()?;
+        self.validate_tls()?;
+        self.require_shared_secrets()
+    }
+
+    /// The secrets of [`Config::validate_serving`]: with PostgreSQL,
+    /// `idempotency.secret` and `cursor.keys` must be set; the error names
+    /// the key and its variable.
+    pub fn require_shared_secrets(&self) -> anyhow::Result<()> {
+        if self.database.url().starts_with("sqlite:") {
+            return Ok(());
+        }
+        let missing = [
+            ("idempotency.secret", self.idempotency.secret.is_none()),
+            ("cursor.keys", self.cursor.keys.is_empty()),
+        ];
+        for (key, is_missing) in missing {
+            anyhow::ensure!(
+                !is_missing,
+                "{key} ({}) is required with PostgreSQL: at least 32 random bytes, the same on every replica and kept across restarts",
+                env_var(key)
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Config {
+    /// The TLS files serving reads (operator commands do not): each named,
+    /// readable and usable; the error names the field and the path.
+    pub fn validate_tls(&self) -> anyhow::Result<()> {
+        if let Some(tls) = &self.tls {
+            tls.validate("tls")?;
+        }
+        if let Some(tls) = &self.auth_service_tls {
+            tls.validate("auth_service_tls")?;
+        }
         Ok(())
     }
 }
@@ -198,6 +285,62 @@ mod tests {
         config.validate().unwrap();
         config.database.url = SecretString::from("postgres://user:hunter2@db/x");
         assert!(!format!("{config:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn serving_on_postgres_needs_the_shared_secrets_and_names_their_variables() {
+        let mut config = Config::default();
+        config.database.url = SecretString::from("postgres://u:hunter2@db/tools");
+        config.validate().unwrap();
+        let error = config.validate_serving().unwrap_err().to_string();
+        assert!(
+            error.contains("idempotency.secret") && error.contains("CHATAIGNE_IDEMPOTENCY__SECRET"),
+            "{error}"
+        );
+        config.idempotency.secret = Some(SecretString::from("i".repeat(32)));
+        let error = config.validate_serving().unwrap_err().to_string();
+        assert!(
+            error.contains("cursor.keys") && error.contains("CHATAIGNE_CURSOR__KEYS"),
+            "{error}"
+        );
+        config.cursor.keys = vec![SecretString::from("c".repeat(32))];
+        config.validate_serving().unwrap();
+        // SQLite (embedded mode) serves with per-process secrets.
+        Config::default().validate_serving().unwrap();
+    }
+
+    #[test]
+    fn config_check_redacts_every_secret() {
+        let env = vec![
+            (
+                "CHATAIGNE_DATABASE__URL".to_owned(),
+                "postgres://u:hunter2@db/tools".to_owned(),
+            ),
+            (
+                "CHATAIGNE_IDEMPOTENCY__SECRET".to_owned(),
+                "idem-secret-0123456789abcdef0123456789".to_owned(),
+            ),
+            (
+                "CHATAIGNE_CURSOR__KEYS".to_owned(),
+                "cursor-key-one-0123456789abcdef012345,cursor-key-two-0123456789abcdef012345"
+                    .to_owned(),
+            ),
+        ];
+        let report = chataigne_common::config_check::check(
+            "tool-service",
+            &Config::default(),
+            None,
+            env,
+            Config::validate_serving,
+        )
+        .unwrap();
+        for secret in ["hunter2", "idem-secret", "cursor-key"] {
+            assert!(!report.contains(secret), "{secret} in {report}");
+        }
+        assert!(
+            report.contains("keys = [\"<redacted>\", \"<redacted>\"]"),
+            "{report}"
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chataigne_common::metrics::PoolStats;
+use chataigne_common::startup;
 use tokio::net::TcpListener;
 
 pub use config::Config;
@@ -50,6 +51,8 @@ pub struct ToolService {
     tools: Served,
     /// Limits of the gRPC server stack (`chataigne_common::grpc_server`).
     grpc_limits: chataigne_common::grpc_server::GrpcServerLimits,
+    /// TLS of the gRPC listener, certificates re-read when they change.
+    tls: Option<chataigne_common::tls::Acceptor>,
 }
 
 /// The tools on the configured store.
@@ -61,23 +64,32 @@ enum Served {
 impl ToolService {
     /// Opens the store named by the configured URL and prepares the tools.
     pub async fn build(config: &Config) -> anyhow::Result<ToolService> {
-        config.validate()?;
+        config.validate_serving()?;
+        let tls = config.tls.as_ref().map(|tls| tls.acceptor()).transpose()?;
         let options = StoreOptions {
             max_connections: config.database.max_connections,
             connect_timeout: Duration::from_millis(config.database.connect_timeout_ms),
             statement_timeout: Duration::from_millis(config.database.statement_timeout_ms),
         };
         let url = config.database.url();
+        let database = format!("database {}", startup::redacted_url(url));
         let tools = if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            let store = PgStore::connect(url, &options).await?;
+            let store = startup::retry(&database, &config.startup, || {
+                PgStore::connect(url, &options)
+            })
+            .await?;
             Served::Postgres(prepare(config, store).await?)
         } else {
-            let store = SqliteStore::connect(url, &options).await?;
+            let store = startup::retry(&database, &config.startup, || {
+                SqliteStore::connect(url, &options)
+            })
+            .await?;
             Served::Sqlite(prepare(config, store).await?)
         };
         Ok(ToolService {
             tools,
             grpc_limits: config.grpc_server.clone(),
+            tls,
         })
     }
 
@@ -115,13 +127,16 @@ impl ToolService {
             .context("metrics server")
         };
         let limits = self.grpc_limits;
+        let tls = self.tls;
         let grpc = async move {
             let served = match self.tools {
                 Served::Postgres(tools) => {
-                    grpc::serve_measured(tools, metrics, &limits, grpc_listener, shutdown).await
+                    let listener = (grpc_listener, tls);
+                    grpc::serve_measured(tools, metrics, &limits, listener, shutdown).await
                 }
                 Served::Sqlite(tools) => {
-                    grpc::serve_measured(tools, metrics, &limits, grpc_listener, shutdown).await
+                    let listener = (grpc_listener, tls);
+                    grpc::serve_measured(tools, metrics, &limits, listener, shutdown).await
                 }
             };
             let _ = stop.send(true);
@@ -164,7 +179,11 @@ async fn prepare<S: Store>(
     config: &Config,
     store: S,
 ) -> anyhow::Result<Tools<S, AuthServiceAccess>> {
-    store.migrate().await?;
+    let database = format!(
+        "migrations of {}",
+        startup::redacted_url(config.database.url())
+    );
+    startup::retry(&database, &config.startup, || store.migrate()).await?;
     if config.seed_demo {
         let started = std::time::Instant::now();
         let now_ms = chrono::Utc::now().timestamp_millis();
@@ -179,7 +198,9 @@ async fn prepare<S: Store>(
             "demo data set loaded"
         );
     }
-    let access = AuthServiceAccess::connect(&config.auth_service_url)?;
+    let access =
+        AuthServiceAccess::connect_with(&config.auth_service_url, config.auth_service_tls.as_ref())
+            .context("auth_service_url / auth_service_tls")?;
     let cursors = CursorCodec::from_config(&config.cursor)?;
     let keys = tools::idempotency::IdempotencyKeys::new(
         config.idempotency.secret.as_ref(),

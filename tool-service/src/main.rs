@@ -14,6 +14,10 @@ struct Args {
     /// TOML configuration file; `CHATAIGNE_*` variables override it.
     #[arg(long, env = "CHATAIGNE_CONFIG", global = true)]
     config: Option<PathBuf>,
+    /// Operator commands: act on the embedded stack whose data directory
+    /// this is (the launcher's `--data-dir`, e.g. `.chataigne`).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -46,6 +50,16 @@ enum Command {
         #[command(subcommand)]
         action: WritesAction,
     },
+    /// The configuration: `config check` validates it as `serve` would and
+    /// prints it with secrets redacted.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Load the file and environment, validate, print (exit 0 when valid).
+    Check,
 }
 
 #[derive(Subcommand)]
@@ -65,10 +79,21 @@ enum WritesAction {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let config: chataigne_tools::Config = chataigne_common::config::load(
+    if let Some(Command::Config(ConfigCommand::Check)) = args.command {
+        return chataigne_common::config_check::run(
+            "tool-service",
+            &chataigne_tools::Config::default(),
+            args.config.as_deref(),
+            chataigne_tools::Config::validate_serving,
+        );
+    }
+    let mut config: chataigne_tools::Config = chataigne_common::config::load(
         &chataigne_tools::Config::default(),
         args.config.as_deref(),
     )?;
+    if let Some(dir) = &args.data_dir {
+        chataigne_tools::ops::use_data_dir(&mut config, dir)?;
+    }
     config.validate()?;
     telemetry::init("tool-service", LogFormat::Json);
     match args.command.unwrap_or(Command::Serve) {
@@ -124,5 +149,6 @@ async fn main() -> anyhow::Result<()> {
             println!("{}", chataigne_tools::ops::describe_writes(&switch));
             Ok(())
         }
+        Command::Config(ConfigCommand::Check) => Ok(()),
     }
 }

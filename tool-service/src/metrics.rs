@@ -35,6 +35,8 @@ pub struct ToolMetrics {
     registry: Registry,
     calls: HistogramVec,
     dependency_errors: IntCounterVec,
+    /// 1 while the dependency answers its health probe, 0 while it does not.
+    dependency_up: prometheus::IntGaugeVec,
     pool: PoolGauges,
     /// `/<package>.<Service>/<Method>` of each typed RPC → its tool.
     typed: HashMap<String, &'static str>,
@@ -63,6 +65,12 @@ impl ToolMetrics {
                 "Calls failed by a dependency (auth_service, database).",
                 &["dependency"],
             )?,
+            dependency_up: metrics::gauge_vec(
+                &registry,
+                "chataigne_tools_dependency_up",
+                "1 while the dependency answers the health probe (database), 0 while it does not.",
+                &["dependency"],
+            )?,
             pool: PoolGauges::register(&registry, "chataigne_tools")?,
             typed: catalog
                 .iter()
@@ -76,7 +84,20 @@ impl ToolMetrics {
                 .dependency_errors
                 .with_label_values(&[dependency.as_str()]);
         }
+        metrics.dependency_state(Dependency::Database, true);
         Ok(metrics)
+    }
+
+    /// The database pool's use now.
+    pub fn pool_stats(&self) -> PoolStats {
+        (self.pool_stats)()
+    }
+
+    /// Records whether `dependency` answered its latest health probe.
+    pub fn dependency_state(&self, dependency: Dependency, up: bool) {
+        self.dependency_up
+            .with_label_values(&[dependency.as_str()])
+            .set(i64::from(up));
     }
 
     fn observe(&self, tool: &str, surface: &str, outcome: &str, took: Duration) {

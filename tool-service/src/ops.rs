@@ -38,12 +38,34 @@ pub struct SeedReport {
     pub elapsed: Duration,
 }
 
+/// Points `config` at the embedded stack whose data directory is `dir` (the
+/// launcher's `--data-dir`): its `tools.db`, which must exist, and its
+/// idempotency secret.
+pub fn use_data_dir(config: &mut Config, dir: &std::path::Path) -> anyhow::Result<()> {
+    use chataigne_common::embedded::{self, DataDir};
+    let dir = DataDir::existing(dir, embedded::TOOLS_DB)?;
+    config.database.url = secrecy::SecretString::from(dir.sqlite_url(embedded::TOOLS_DB, false));
+    config.idempotency.secret = dir.read_secret(embedded::IDEMPOTENCY_SECRET);
+    config.seed_demo = false;
+    Ok(())
+}
+
 /// Applies the migrations of the configured database and returns.
 pub async fn migrate(config: &Config) -> anyhow::Result<()> {
-    match open(config, statement_timeout(config)).await? {
-        AnyStore::Postgres(store) => store.migrate().await?,
-        AnyStore::Sqlite(store) => store.migrate().await?,
-    }
+    config.validate()?;
+    // The migration Job may start before its database: wait for it.
+    let database = format!(
+        "database {}",
+        chataigne_common::startup::redacted_url(config.database.url())
+    );
+    chataigne_common::startup::retry(&database, &config.startup, || async {
+        match open(config, statement_timeout(config)).await? {
+            AnyStore::Postgres(store) => store.migrate().await?,
+            AnyStore::Sqlite(store) => store.migrate().await?,
+        }
+        anyhow::Ok(())
+    })
+    .await?;
     Ok(())
 }
 

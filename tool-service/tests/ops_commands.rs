@@ -1,7 +1,9 @@
 //! The operator subcommands of the tool-service binary: `migrate` applies the
 //! schema and exits, `seed` loads a generated data set at scale with its
 //! analytics rollup, and loading twice changes nothing; on SQLite and
-//! PostgreSQL.
+//! PostgreSQL. `config check` refuses a PostgreSQL configuration without the
+//! shared secrets and prints a valid one redacted; `migrate` waits for a
+//! database that is not up yet, within its start-up bound.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -77,7 +79,7 @@ fn check(after_migrate: &[i64], seeded: &[i64], again: &[i64]) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_and_seed_on_sqlite() {
+async fn migrating_and_seeding_twice_changes_nothing_sqlite() {
     let dir = std::env::temp_dir().join(format!("chataigne-ops-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.join("tools.db").display());
@@ -93,7 +95,7 @@ async fn migrate_and_seed_on_sqlite() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_and_seed_on_postgres() {
+async fn migrating_and_seeding_twice_changes_nothing_postgres() {
     let Some(url) = chataigne_common::testing::fresh_postgres_database("ops").await else {
         return;
     };
@@ -105,4 +107,125 @@ async fn migrate_and_seed_on_postgres() {
     run(&url, &SEED);
     let again = postgres_counts(&url).await;
     check(&after_migrate, &seeded, &again);
+}
+
+/// `chataigne-tool-service config check`: on PostgreSQL it refuses a
+/// configuration without the shared secrets, naming the variable, and
+/// prints a valid one with every secret redacted (exit status 0).
+mod config_check {
+    fn config_check(env: &[(&str, &str)]) -> (bool, String, String) {
+        chataigne_common::testing::run_with_env(
+            env!("CARGO_BIN_EXE_chataigne-tool-service"),
+            &["config", "check"],
+            env,
+        )
+    }
+
+    const DATABASE: (&str, &str) = (
+        "CHATAIGNE_DATABASE__URL",
+        "postgres://app:hunter2@db:5432/tools",
+    );
+    const IDEMPOTENCY: (&str, &str) = (
+        "CHATAIGNE_IDEMPOTENCY__SECRET",
+        "idempotency-secret-0123456789abcdef",
+    );
+    const CURSORS: (&str, &str) = (
+        "CHATAIGNE_CURSOR__KEYS",
+        "cursor-key-0123456789abcdef01234567",
+    );
+
+    #[test]
+    fn on_postgres_a_missing_shared_secret_is_refused_by_name() {
+        let (ok, out, err) = config_check(&[DATABASE, CURSORS]);
+        assert!(!ok, "{out}");
+        assert!(err.contains("CHATAIGNE_IDEMPOTENCY__SECRET"), "{err}");
+        let (ok, _, err) = config_check(&[DATABASE, IDEMPOTENCY]);
+        assert!(!ok);
+        assert!(err.contains("CHATAIGNE_CURSOR__KEYS"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn a_valid_configuration_is_printed_with_secrets_redacted() {
+        let (ok, out, err) = config_check(&[DATABASE, IDEMPOTENCY, CURSORS]);
+        assert!(ok, "{err}");
+        assert!(out.contains("configuration valid"), "{out}");
+        assert!(out.contains("[startup]"), "{out}");
+        for secret in ["hunter2", "idempotency-secret", "cursor-key"] {
+            assert!(!out.contains(secret), "{secret} printed: {out}");
+            assert!(!err.contains(secret), "{secret} printed: {err}");
+        }
+        // The effective file is itself a configuration the service accepts.
+        let path = std::env::temp_dir().join(format!(
+            "chataigne-config-check-{}.toml",
+            uuid::Uuid::new_v4().simple()
+        ));
+        let without_secrets: String = out
+            .lines()
+            .filter(|line| !line.contains("<redacted>"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(&path, without_secrets).unwrap();
+        let path_text = path.display().to_string();
+        let (ok, _, err) = config_check(&[
+            ("CHATAIGNE_CONFIG", path_text.as_str()),
+            DATABASE,
+            IDEMPOTENCY,
+            CURSORS,
+        ]);
+        let _ = std::fs::remove_file(&path);
+        assert!(ok, "{err}");
+    }
+}
+
+/// `chataigne-tool-service migrate` (the deployment's migration Job) waits
+/// for a database that is not up, within `startup.max_wait_secs`, then fails
+/// with an error naming the database without its password.
+mod migrate_waits {
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn migrate_gives_up_after_the_startup_bound_naming_the_database() {
+        // A port nothing listens on: bound, then released.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let started = Instant::now();
+        let output = Command::new(env!("CARGO_BIN_EXE_chataigne-tool-service"))
+            .arg("migrate")
+            .env_clear()
+            .env(
+                "CHATAIGNE_DATABASE__URL",
+                format!("postgres://app:hunter2@127.0.0.1:{port}/tools"),
+            )
+            .env("CHATAIGNE_DATABASE__CONNECT_TIMEOUT_MS", "200")
+            .env("CHATAIGNE_STARTUP__MAX_WAIT_SECS", "2")
+            .env("CHATAIGNE_STARTUP__INITIAL_BACKOFF_MS", "100")
+            .output()
+            .expect("binary runs");
+        let waited = started.elapsed();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(!output.status.success(), "{stdout}");
+        // Several attempts within the bound (generous margins: no timing claim
+        // beyond "it waited, and it stopped").
+        assert!(
+            waited >= Duration::from_millis(1_000) && waited < Duration::from_secs(20),
+            "{waited:?}"
+        );
+        assert!(
+            stderr.contains(&format!("postgres://127.0.0.1:{port}/tools not available")),
+            "{stderr}"
+        );
+        assert!(stderr.contains("startup.max_wait_secs = 2"), "{stderr}");
+        // Each attempt is logged, never with the password.
+        assert!(
+            stdout.contains("retrying") || stderr.contains("retrying"),
+            "{stdout}{stderr}"
+        );
+        assert!(!stderr.contains("hunter2") && !stdout.contains("hunter2"));
+    }
 }

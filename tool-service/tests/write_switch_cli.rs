@@ -136,7 +136,7 @@ async fn scenario<S: Store>(url: &str, store: S) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn writes_subcommands_on_sqlite() {
+async fn the_writes_subcommands_switch_what_the_store_reads_sqlite() {
     let dir = std::env::temp_dir().join(format!(
         "chataigne-writes-{}",
         uuid::Uuid::new_v4().simple()
@@ -152,7 +152,7 @@ async fn writes_subcommands_on_sqlite() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn writes_subcommands_on_postgres() {
+async fn the_writes_subcommands_switch_what_the_store_reads_postgres() {
     let Some(url) = chataigne_common::testing::fresh_postgres_database("writes").await else {
         return;
     };

@@ -2,6 +2,7 @@
 //! signing keys behind one trait, with PostgreSQL and SQLite implementations
 //! generated from the same SQL.
 
+pub mod admin;
 mod connect;
 pub mod oauth;
 mod oauth_impl;
@@ -15,6 +16,7 @@ use futures::future::BoxFuture;
 
 use crate::model::{Grant, LiveState};
 
+pub use admin::AdminStore;
 pub use connect::connect;
 pub use oauth::OAuthStore;
 
@@ -126,6 +128,10 @@ pub struct KeyCheck<'a> {
     pub signing_kid: &'a str,
 }
 
+/// The live state behind a session and the `(membership, permission)` pairs
+/// of its user, read together.
+pub type LiveMemberships = (LiveState, Vec<(Grant, String)>);
+
 /// Data written by a seed, in one transaction, without overwriting rows that
 /// already exist.
 #[derive(Debug, Clone, Default)]
@@ -138,7 +144,7 @@ pub struct SeedData {
 
 /// Everything the auth-service reads and writes. Methods returning `bool`
 /// report whether a row matched.
-pub trait Store: OAuthStore + Send + Sync + 'static {
+pub trait Store: OAuthStore + AdminStore + Send + Sync + 'static {
     /// Applies the embedded migrations.
     fn migrate(&self) -> StoreFuture<'_, ()>;
 
@@ -168,10 +174,15 @@ pub trait Store: OAuthStore + Send + Sync + 'static {
     /// Memberships of `user_id` whose role grants `permission`.
     fn grants<'a>(&'a self, user_id: &'a str, permission: &'a str) -> StoreFuture<'a, Vec<Grant>>;
 
-    /// Every current membership of `user_id` with each permission its role
-    /// grants, as `(membership, permission)`, ordered by organization,
-    /// location and permission.
-    fn memberships<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, Vec<(Grant, String)>>;
+    /// [`Store::live_state`] plus every current membership of the session's
+    /// user with each permission its role grants, as `(membership,
+    /// permission)` ordered by organization, location and permission, in one
+    /// query (the live read of `Authenticate`).
+    fn live_state_with_memberships<'a>(
+        &'a self,
+        session_id: &'a str,
+        keys: KeyCheck<'a>,
+    ) -> StoreFuture<'a, Option<LiveMemberships>>;
 
     /// Signing keys not retired, oldest first.
     fn active_signing_keys(&self) -> StoreFuture<'_, Vec<StoredKey>>;

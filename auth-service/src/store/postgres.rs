@@ -9,6 +9,7 @@ use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use super::StoreError;
+use super::admin::impl_admin_store;
 use super::oauth_impl::impl_oauth_store;
 use super::sql_store::impl_sql_store;
 use crate::config::DatabaseConfig;
@@ -74,6 +75,7 @@ fn is_transient_sqlstate(code: &str) -> bool {
 
 impl_sql_store!(PgStore);
 impl_oauth_store!(PgStore);
+impl_admin_store!(PgStore);
 
 #[cfg(test)]
 mod tests {

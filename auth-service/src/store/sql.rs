@@ -13,13 +13,18 @@ macro_rules! live_select {
     };
 }
 
-macro_rules! live_from {
+macro_rules! live_tables {
     () => {
         " FROM sessions s \
           JOIN users u ON u.id = s.user_id \
           JOIN oauth_clients c ON c.client_id = s.client_id \
-          LEFT JOIN consents k ON k.user_id = s.user_id AND k.client_id = s.client_id \
-          WHERE s.id = $1"
+          LEFT JOIN consents k ON k.user_id = s.user_id AND k.client_id = s.client_id"
+    };
+}
+
+macro_rules! live_from {
+    () => {
+        concat!(live_tables!(), " WHERE s.id = $1")
     };
 }
 
@@ -55,13 +60,26 @@ pub(super) const LIVE_STATE_WITH_GRANT: &str = concat!(
     live_from!()
 );
 
+/// [`LIVE_STATE`] and, on the same rows, every current membership of the
+/// session's user with each permission its role grants: one row per
+/// (membership, permission), ordered by organization, location and
+/// permission, or one row of NULL membership columns when there is none.
+/// `$1` session, `$2` the token's kid, `$3` the signing kid.
+pub(super) const LIVE_STATE_WITH_MEMBERSHIPS: &str = concat!(
+    live_select!(),
+    key_columns!("$2", "$3"),
+    ", m.organization_id AS membership_organization_id, \
+       m.location_id AS membership_location_id, rp.permission AS membership_permission",
+    live_tables!(),
+    " LEFT JOIN memberships m ON m.user_id = s.user_id \
+      LEFT JOIN role_permissions rp ON rp.role = m.role \
+      WHERE s.id = $1 \
+      ORDER BY m.organization_id, m.location_id, rp.permission"
+);
+
 pub(super) const GRANTS: &str = "SELECT m.organization_id, m.location_id FROM memberships m \
      JOIN role_permissions rp ON rp.role = m.role AND rp.permission = $2 \
      WHERE m.user_id = $1 ORDER BY m.organization_id, m.location_id";
-
-pub(super) const MEMBERSHIPS: &str = "SELECT m.organization_id, m.location_id, rp.permission FROM memberships m \
-     JOIN role_permissions rp ON rp.role = m.role \
-     WHERE m.user_id = $1 ORDER BY m.organization_id, m.location_id, rp.permission";
 
 pub(super) const ACTIVE_SIGNING_KEYS: &str = "SELECT kid, pkcs8, created_at FROM signing_keys \
      WHERE retired_at IS NULL ORDER BY created_at, kid";
@@ -178,6 +196,45 @@ pub(super) struct LiveGrantRow {
 impl LiveGrantRow {
     pub(super) fn into_parts(self, keys: &super::KeyCheck<'_>) -> (LiveState, bool) {
         (self.live.into_state(keys), self.grant_count > 0)
+    }
+}
+
+/// One row of [`LIVE_STATE_WITH_MEMBERSHIPS`].
+#[derive(sqlx::FromRow)]
+pub(super) struct LiveMembershipRow {
+    #[sqlx(flatten)]
+    live: LiveRow,
+    membership_organization_id: Option<String>,
+    membership_location_id: Option<String>,
+    membership_permission: Option<String>,
+}
+
+impl LiveMembershipRow {
+    /// The live state (from the first row, the same on all) and the
+    /// `(membership, permission)` pairs of all rows, in row order.
+    pub(super) fn into_parts(
+        rows: Vec<LiveMembershipRow>,
+        keys: &super::KeyCheck<'_>,
+    ) -> Option<super::LiveMemberships> {
+        let mut rows = rows.into_iter();
+        let mut first = rows.next()?;
+        let memberships = first
+            .membership()
+            .into_iter()
+            .chain(rows.filter_map(|mut row| row.membership()))
+            .collect();
+        Some((first.live.into_state(keys), memberships))
+    }
+
+    /// This row's membership and permission, if it has one.
+    fn membership(&mut self) -> Option<(Grant, String)> {
+        let organization_id = self.membership_organization_id.take()?;
+        let permission = self.membership_permission.take()?;
+        let grant = Grant {
+            organization_id,
+            location_id: self.membership_location_id.take(),
+        };
+        Some((grant, permission))
     }
 }
 

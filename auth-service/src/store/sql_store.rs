@@ -80,29 +80,23 @@ macro_rules! impl_sql_store {
                 })
             }
 
-            fn memberships<'a>(
+            fn live_state_with_memberships<'a>(
                 &'a self,
-                user_id: &'a str,
-            ) -> $crate::store::StoreFuture<'a, Vec<($crate::model::Grant, String)>> {
+                session_id: &'a str,
+                keys: $crate::store::KeyCheck<'a>,
+            ) -> $crate::store::StoreFuture<'a, Option<$crate::store::LiveMemberships>> {
                 Box::pin(async move {
-                    let rows: Vec<(String, Option<String>, String)> =
-                        sqlx::query_as($crate::store::sql::MEMBERSHIPS)
-                            .bind(user_id)
+                    let rows: Vec<$crate::store::sql::LiveMembershipRow> =
+                        sqlx::query_as($crate::store::sql::LIVE_STATE_WITH_MEMBERSHIPS)
+                            .bind(session_id)
+                            .bind(keys.token_kid)
+                            .bind(keys.signing_kid)
                             .fetch_all(&self.pool)
                             .await
                             .map_err(Self::db_error)?;
-                    Ok(rows
-                        .into_iter()
-                        .map(|(organization_id, location_id, permission)| {
-                            (
-                                $crate::model::Grant {
-                                    organization_id,
-                                    location_id,
-                                },
-                                permission,
-                            )
-                        })
-                        .collect())
+                    Ok($crate::store::sql::LiveMembershipRow::into_parts(
+                        rows, &keys,
+                    ))
                 })
             }
 

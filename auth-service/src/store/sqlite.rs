@@ -11,6 +11,7 @@ use sqlx::sqlite::{
 };
 
 use super::StoreError;
+use super::admin::impl_admin_store;
 use super::oauth_impl::impl_oauth_store;
 use super::sql_store::impl_sql_store;
 use crate::config::DatabaseConfig;
@@ -82,6 +83,7 @@ fn is_transient_result_code(code: i64) -> bool {
 
 impl_sql_store!(SqliteStore);
 impl_oauth_store!(SqliteStore);
+impl_admin_store!(SqliteStore);
 
 #[cfg(test)]
 mod tests {

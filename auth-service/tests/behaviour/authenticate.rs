@@ -5,9 +5,7 @@ use chataigne_auth::INTERNAL_AUDIENCE;
 use chataigne_common::ErrorCode;
 use chataigne_common::demo::{DEMO_CLIENT_ID, ORG_BISTRO, USER_MANAGER, USER_REVOKED};
 
-use crate::support::{
-    Harness, RESOURCE, assert_code, assert_unauthenticated, forge, now, on_both_backends, parts,
-};
+use crate::support::{Harness, RESOURCE, assert_code, assert_unauthenticated, forge, now, parts};
 
 const SCOPES: &[&str] = &["openid", "orders.read", "orders.write", "catalog.read"];
 
@@ -305,20 +303,29 @@ async fn a_missing_resource_is_an_invalid_argument(h: &Harness) {
     assert_eq!(decoded.violations[0].field, "resource");
 }
 
-on_both_backends!(
-    a_valid_token_returns_the_principal_and_an_assertion,
-    an_expired_token_is_refused,
-    a_token_for_another_audience_is_refused,
-    a_tampered_token_is_refused,
-    a_token_signed_by_another_key_is_refused,
-    assertions_and_access_tokens_are_not_interchangeable,
-    a_revoked_session_is_refused_at_the_next_call,
-    a_revoked_user_is_refused_at_the_next_call,
-    a_banned_user_is_refused_at_the_next_call,
-    a_disabled_client_is_refused_at_the_next_call,
-    a_revoked_consent_is_refused_at_the_next_call,
-    a_reactivated_user_is_accepted_again,
-    a_seeded_revoked_user_is_refused,
-    a_narrowed_consent_narrows_the_effective_scopes,
-    a_missing_resource_is_an_invalid_argument,
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        a_valid_token_returns_the_principal_and_an_assertion,
+        an_expired_token_is_refused,
+        a_token_for_another_audience_is_refused,
+        a_tampered_token_is_refused,
+        a_token_signed_by_another_key_is_refused,
+        assertions_and_access_tokens_are_not_interchangeable,
+        a_revoked_session_is_refused_at_the_next_call,
+        a_revoked_user_is_refused_at_the_next_call,
+        a_banned_user_is_refused_at_the_next_call,
+        a_disabled_client_is_refused_at_the_next_call,
+        a_revoked_consent_is_refused_at_the_next_call,
+        a_reactivated_user_is_accepted_again,
+        a_seeded_revoked_user_is_refused,
+        a_narrowed_consent_narrows_the_effective_scopes,
+        a_missing_resource_is_an_invalid_argument,
+    ],
+}

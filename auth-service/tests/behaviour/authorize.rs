@@ -7,7 +7,7 @@ use chataigne_common::demo::{
     USER_MANAGER, USER_STAFF,
 };
 
-use crate::support::{Harness, assert_code, on_both_backends};
+use crate::support::{Harness, assert_code};
 
 const ORDERS: &[&str] = &["orders.read", "orders.write", "customers.read"];
 
@@ -181,13 +181,22 @@ async fn malformed_requests_are_invalid_arguments(h: &Harness) {
     assert_eq!(decoded.violations[0].field, "permission");
 }
 
-on_both_backends!(
-    an_organization_manager_is_allowed_on_the_organization_and_its_locations,
-    location_staff_are_allowed_only_on_their_location,
-    another_tenant_is_forbidden,
-    a_role_without_the_permission_is_forbidden,
-    a_missing_scope_is_scope_required,
-    a_platform_admin_needs_the_scope_but_no_membership,
-    a_removed_membership_is_forbidden_at_the_next_call,
-    malformed_requests_are_invalid_arguments,
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        an_organization_manager_is_allowed_on_the_organization_and_its_locations,
+        location_staff_are_allowed_only_on_their_location,
+        another_tenant_is_forbidden,
+        a_role_without_the_permission_is_forbidden,
+        a_missing_scope_is_scope_required,
+        a_platform_admin_needs_the_scope_but_no_membership,
+        a_removed_membership_is_forbidden_at_the_next_call,
+        malformed_requests_are_invalid_arguments,
+    ],
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use chataigne_common::demo::{DEMO_CLIENT_ID, USER_MANAGER};
 
-use crate::support::{Backend, Harness, now, on_both_backends};
+use crate::support::{Backend, Harness, now};
 
 /// Now, in Unix milliseconds (the stores' unit).
 fn now_ms() -> i64 {
@@ -116,10 +116,19 @@ async fn live_tokens_keep_working_after_a_cleanup(h: &Harness) {
     );
 }
 
-on_both_backends!(
-    expired_and_long_revoked_rows_go_and_live_rows_stay,
-    live_tokens_keep_working_after_a_cleanup,
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        expired_and_long_revoked_rows_go_and_live_rows_stay,
+        live_tokens_keep_working_after_a_cleanup,
+    ],
+}
 
 /// Many expired rows and batches of two: every row goes, live ones stay.
 async fn small_batches_get_through_everything(backend: Backend) {
@@ -147,14 +156,14 @@ async fn small_batches_get_through_everything(backend: Backend) {
     h.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn small_batches_get_through_everything_sqlite() {
-    small_batches_get_through_everything(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn small_batches_get_through_everything_postgres() {
-    small_batches_get_through_everything(Backend::Postgres).await;
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Backend::Sqlite,
+    postgres: Some(Backend::Postgres),
+    run: |backend| (backend),
+    tests: [
+        small_batches_get_through_everything,
+    ],
 }
 
 /// `serve` starts the periodic cleanup: expired rows go without a call.

@@ -5,7 +5,7 @@
 use chataigne_auth::{JWKS_PATH, METADATA_PATH};
 use chataigne_common::demo::USER_MANAGER;
 
-use crate::support::{Harness, RESOURCE, on_both_backends, parts};
+use crate::support::{Harness, RESOURCE, parts};
 
 async fn get_json(url: &str) -> serde_json::Value {
     let response = reqwest::get(url).await.unwrap();
@@ -98,7 +98,16 @@ async fn the_metadata_lists_what_exists(h: &Harness) {
     assert_eq!(missing.status(), 404);
 }
 
-on_both_backends!(
-    the_jwks_verifies_issued_tokens,
-    the_metadata_lists_what_exists
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        the_jwks_verifies_issued_tokens,
+        the_metadata_lists_what_exists,
+    ],
+}

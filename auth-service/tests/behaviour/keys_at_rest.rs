@@ -10,9 +10,7 @@ use chataigne_auth::AuthApp;
 use chataigne_common::demo::USER_MANAGER;
 use secrecy::SecretString;
 
-use crate::support::{
-    Backend, Harness, RESOURCE, TEST_KEK, config, on_both_backends, open_sealed_key, parts,
-};
+use crate::support::{Backend, Harness, RESOURCE, TEST_KEK, config, open_sealed_key, parts};
 
 /// Another valid key-encryption key.
 const OTHER_KEK: &str = "YW5vdGhlciB0ZXN0IGtleS1lbmNyeXB0aW9uIGtleSE=";
@@ -81,7 +79,7 @@ async fn a_wrong_or_missing_kek_refuses_to_start_and_keeps_the_keys(h: &Harness)
     match h.backend {
         // Required by the configuration on PostgreSQL.
         Backend::Postgres => assert!(
-            missing.contains("keys.encryption_key is required"),
+            missing.contains("keys.encryption_key (CHATAIGNE_KEYS__ENCRYPTION_KEY) is required"),
             "{missing}"
         ),
         // Allowed on SQLite, but these keys are sealed.
@@ -180,13 +178,22 @@ async fn keys_move_to_a_new_kek_listed_first(h: &Harness) {
     );
 }
 
-on_both_backends!(
-    stored_keys_are_sealed_not_plaintext,
-    a_wrong_or_missing_kek_refuses_to_start_and_keeps_the_keys,
-    rotation_seals_new_keys_and_tokens_verify_after_restart,
-    plaintext_keys_of_older_releases_are_sealed_at_start,
-    keys_move_to_a_new_kek_listed_first,
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        stored_keys_are_sealed_not_plaintext,
+        a_wrong_or_missing_kek_refuses_to_start_and_keeps_the_keys,
+        rotation_seals_new_keys_and_tokens_verify_after_restart,
+        plaintext_keys_of_older_releases_are_sealed_at_start,
+        keys_move_to_a_new_kek_listed_first,
+    ],
+}
 
 /// SQLite without a key-encryption key (allowed there) stores plaintext;
 /// configuring one later seals the keys at the next start.

@@ -2,13 +2,13 @@
 //! the signing key and re-seeds idempotently; management calls validate their
 //! input; a dead database fails fast.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chataigne_auth::{AuthApp, AuthError};
 use chataigne_common::demo::{DEMO_CLIENT_ID, USER_MANAGER, USER_STAFF};
 use secrecy::SecretString;
 
-use crate::support::{Harness, RESOURCE, config, on_both_backends};
+use crate::support::{Harness, RESOURCE, config};
 
 async fn a_restart_keeps_the_key_and_reseeds_idempotently(h: &Harness) {
     let issued = h.token(USER_MANAGER, &["orders.read"]).await;
@@ -130,22 +130,36 @@ async fn management_calls_validate_and_report_unknown_names(h: &Harness) {
     ));
 }
 
-on_both_backends!(
-    a_restart_keeps_the_key_and_reseeds_idempotently,
-    management_calls_validate_and_report_unknown_names,
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        a_restart_keeps_the_key_and_reseeds_idempotently,
+        management_calls_validate_and_report_unknown_names,
+    ],
+}
 
-#[tokio::test]
-async fn an_unreachable_postgres_fails_fast() {
+// Virtual time: the retry pauses and the connect timeout run on the tokio
+// clock, so the bound is checked without waiting for it.
+#[tokio::test(start_paused = true)]
+async fn an_unreachable_postgres_is_given_up_on_after_the_startup_bound() {
     let mut config = config("postgres://chataigne@127.0.0.1:1/auth");
     config.database.url = SecretString::from("postgres://chataigne:pw@127.0.0.1:1/auth".to_owned());
     config.database.connect_timeout_ms = 500;
-    let started = Instant::now();
+    config.startup.max_wait_secs = 1;
+    let started = tokio::time::Instant::now();
     let error = AuthApp::build(config).await.err().expect("no database");
     assert!(started.elapsed() < Duration::from_secs(5));
+    let error = format!("{error:#}");
+    assert!(!error.contains(":pw@"), "the URL never leaks: {error}");
     assert!(
-        !format!("{error:#}").contains(":pw@"),
-        "the URL never leaks"
+        error.contains("postgres://127.0.0.1:1/auth not available"),
+        "{error}"
     );
 }
 

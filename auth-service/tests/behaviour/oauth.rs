@@ -8,9 +8,7 @@ use chataigne_common::ErrorCode;
 use chataigne_common::demo::{DEMO_CLIENT_ID, LOC_PARIS, ORG_BISTRO, ORG_HARBOR, USER_MANAGER};
 
 use crate::oauth_support::*;
-use crate::support::{
-    Harness, RESOURCE, assert_code, assert_unauthenticated, forge, on_both_backends, parts,
-};
+use crate::support::{Harness, RESOURCE, assert_code, assert_unauthenticated, forge, parts};
 
 async fn the_pages_sign_in_consent_and_hand_back_a_code(h: &Harness) {
     let (_, challenge) = pkce();
@@ -531,15 +529,24 @@ async fn client_id_metadata_documents_are_fetched_and_checked(h: &Harness) {
     }
 }
 
-on_both_backends!(
-    client_id_metadata_documents_are_fetched_and_checked,
-    the_pages_sign_in_consent_and_hand_back_a_code,
-    a_wrong_password_or_a_missing_csrf_token_is_refused,
-    authorization_requests_are_checked,
-    codes_are_single_use_and_bound_to_pkce_and_redirect,
-    refresh_tokens_rotate_and_reuse_revokes_the_family,
-    revocation_ends_the_session,
-    service_accounts_use_client_credentials_and_their_own_memberships,
-    rotated_keys_sign_new_tokens_and_old_ones_keep_verifying,
-    the_metadata_documents_describe_the_server,
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        client_id_metadata_documents_are_fetched_and_checked,
+        the_pages_sign_in_consent_and_hand_back_a_code,
+        a_wrong_password_or_a_missing_csrf_token_is_refused,
+        authorization_requests_are_checked,
+        codes_are_single_use_and_bound_to_pkce_and_redirect,
+        refresh_tokens_rotate_and_reuse_revokes_the_family,
+        revocation_ends_the_session,
+        service_accounts_use_client_credentials_and_their_own_memberships,
+        rotated_keys_sign_new_tokens_and_old_ones_keep_verifying,
+        the_metadata_documents_describe_the_server,
+    ],
+}

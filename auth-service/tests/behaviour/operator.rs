@@ -7,22 +7,36 @@ use chataigne_common::ErrorCode;
 use chataigne_common::demo::{DEMO_CLIENT_ID, ORG_BISTRO, USER_ADMIN, USER_MANAGER, USER_STAFF};
 
 use crate::oauth_support::{Browser, authorize_query, full_flow, pkce, token};
-use crate::support::{
-    Harness, RESOURCE, TEST_KEK, assert_code, assert_unauthenticated, on_both_backends, parts,
-};
+use crate::support::{Harness, RESOURCE, TEST_KEK, assert_code, assert_unauthenticated, parts};
 
 /// Runs the binary with `args` against `h`'s database; returns success,
 /// stdout and stderr.
 pub fn cli(h: &Harness, args: &[&str]) -> (bool, String, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chataigne-auth-service"))
+    cli_with_stdin(h, args, "")
+}
+
+/// [`cli`] with `stdin` as the command's standard input.
+pub fn cli_with_stdin(h: &Harness, args: &[&str], stdin: &str) -> (bool, String, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_chataigne-auth-service"))
         .args(args)
         // Only this configuration: other CHATAIGNE_* variables of the test
         // environment are not auth-service fields.
         .env_clear()
         .env("CHATAIGNE_DATABASE__URL", &h.db_url)
         .env("CHATAIGNE_KEYS__ENCRYPTION_KEY", TEST_KEK)
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("binary runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("stdin written");
+    let output = child.wait_with_output().expect("binary ends");
     (
         output.status.success(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -279,9 +293,18 @@ async fn keys_are_rotated_and_retired_by_kid_even_one_starting_with_a_dash(h: &H
     assert!(h.authenticate(&new.access_token, RESOURCE).await.is_ok());
 }
 
-on_both_backends!(
-    consent_revocation_ends_access_at_the_next_request,
-    ending_sessions_ends_tokens_refreshes_and_the_sign_in,
-    bans_clients_admin_rights_and_memberships_apply_at_the_next_request,
-    keys_are_rotated_and_retired_by_kid_even_one_starting_with_a_dash,
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        consent_revocation_ends_access_at_the_next_request,
+        ending_sessions_ends_tokens_refreshes_and_the_sign_in,
+        bans_clients_admin_rights_and_memberships_apply_at_the_next_request,
+        keys_are_rotated_and_retired_by_kid_even_one_starting_with_a_dash,
+    ],
+}

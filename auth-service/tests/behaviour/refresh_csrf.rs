@@ -7,7 +7,7 @@ use chataigne_common::demo::DEMO_CLIENT_ID;
 use serde_json::Value;
 
 use crate::oauth_support::*;
-use crate::support::{Harness, RESOURCE, assert_unauthenticated, on_both_backends};
+use crate::support::{Harness, RESOURCE, assert_unauthenticated};
 
 const MANAGER_EMAIL: &str = "camille.martin@bistro.example";
 const STAFF_EMAIL: &str = "louis.bernard@bistro.example";
@@ -237,8 +237,17 @@ async fn a_csrf_pair_from_another_browser_or_request_is_refused(h: &Harness) {
     assert!(back.contains("code="), "{back}");
 }
 
-on_both_backends!(
-    a_refused_refresh_leaves_the_token_valid,
-    concurrent_refreshes_of_one_token_rotate_once,
-    a_csrf_pair_from_another_browser_or_request_is_refused,
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        a_refused_refresh_leaves_the_token_valid,
+        concurrent_refreshes_of_one_token_rotate_once,
+        a_csrf_pair_from_another_browser_or_request_is_refused,
+    ],
+}

@@ -6,7 +6,7 @@ use chataigne_common::demo::{
     LOC_PARIS, ORG_BISTRO, ORG_HARBOR, USER_ADMIN, USER_ANALYST, USER_MANAGER, USER_STAFF,
 };
 
-use crate::support::{Harness, assert_code, assert_unauthenticated, on_both_backends};
+use crate::support::{Harness, assert_code, assert_unauthenticated};
 
 const SCOPES: &[&str] = &["orders.read", "customers.read", "analytics.read"];
 
@@ -74,9 +74,18 @@ async fn resolution_follows_live_changes(h: &Harness) {
     );
 }
 
-on_both_backends!(
-    organization_members_resolve_to_their_organizations,
-    location_members_resolve_to_their_locations,
-    platform_admins_resolve_to_every_tenant,
-    resolution_follows_live_changes,
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        organization_members_resolve_to_their_organizations,
+        location_members_resolve_to_their_locations,
+        platform_admins_resolve_to_every_tenant,
+        resolution_follows_live_changes,
+    ],
+}

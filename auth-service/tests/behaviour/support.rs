@@ -29,37 +29,6 @@ pub enum Backend {
     Postgres,
 }
 
-/// Runs `case` on both backends: one test per backend and case.
-macro_rules! on_both_backends {
-    ($($case:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let harness = $crate::support::Harness::start($crate::support::Backend::Sqlite)
-                        .await
-                        .expect("SQLite is always available");
-                    super::$case(&harness).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    if let Some(harness) =
-                        $crate::support::Harness::start($crate::support::Backend::Postgres).await
-                    {
-                        super::$case(&harness).await;
-                        harness.finish().await;
-                    }
-                }
-            )*
-        }
-    };
-}
-pub(crate) use on_both_backends;
-
 /// A database URL for `backend`, or `None` when Postgres is unreachable outside CI.
 pub async fn database_url(backend: Backend) -> Option<String> {
     match backend {

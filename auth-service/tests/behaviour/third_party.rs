@@ -13,7 +13,7 @@ use chataigne_common::demo::{DEMO_CLIENT_ID, DEMO_PASSWORD};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::oauth_support::*;
-use crate::support::{Backend, Harness, on_both_backends};
+use crate::support::{Backend, Harness};
 
 /// The one text of every refused metadata document.
 const REFUSED: &str = "the client_id metadata document could not be used";
@@ -302,8 +302,17 @@ async fn documents_are_fetched_from_public_addresses_only() {
     assert_eq!(host.connections(), 1);
 }
 
-on_both_backends!(
-    an_unregistered_client_is_shown_by_its_host_and_marked_unverified,
-    write_scopes_are_refused_to_untrusted_clients_at_authorize,
-    metadata_failures_all_read_the_same,
-);
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: Harness::start(crate::support::Backend::Sqlite)
+        .await
+        .expect("SQLite is always available"),
+    postgres: Harness::start(crate::support::Backend::Postgres).await,
+    run: |harness| (&harness),
+    finish: harness.finish().await,
+    tests: [
+        an_unregistered_client_is_shown_by_its_host_and_marked_unverified,
+        write_scopes_are_refused_to_untrusted_clients_at_authorize,
+        metadata_failures_all_read_the_same,
+    ],
+}

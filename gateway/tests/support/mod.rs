@@ -189,6 +189,7 @@ impl ToolCatalog for FakeTools {
         Ok(Response::new(ListToolsResponse {
             tools: fixture_tools(),
             writes_enabled: true,
+            ..Default::default()
         }))
     }
 
@@ -335,6 +336,7 @@ pub fn test_config() -> Config {
         profile: Profile::Google,
         hosts: vec![GOOGLE_HOST.to_owned()],
         public_url: Some(GOOGLE_ORIGIN.to_owned()),
+        ..EndpointConfig::default()
     });
     config
 }

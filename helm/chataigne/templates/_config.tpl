@@ -45,6 +45,9 @@ canonical URL (origin + path): the token audience the auth-service must allow.
 {{- if .Values.gateway.tls.enabled }}
 {{- $_ := set $cfg "tls" (dict "cert_file" "/etc/chataigne/tls/tls.crt" "key_file" "/etc/chataigne/tls/tls.key") }}
 {{- end }}
+{{- if .Values.internalTls.enabled }}
+{{- $_ := set $cfg "backend_tls" (include "chataigne.internalTlsClient" . | fromJson) }}
+{{- end }}
 {{- include "chataigne.toml" (mergeOverwrite $cfg (deepCopy .Values.gateway.config)) -}}
 {{- end -}}
 
@@ -68,6 +71,13 @@ canonical URL (origin + path): the token audience the auth-service must allow.
 {{- if and .Values.oauthRoute.enabled $proxies }}
 {{- $_ := set $cfg.oauth "rate_limits" (dict "trusted_proxies" $proxies) }}
 {{- end }}
+{{- if .Values.internalTls.enabled }}
+{{- $_ := set $cfg "grpc_tls" (include "chataigne.internalTlsServer" . | fromJson) }}
+{{- if .Values.internalTls.oauthHttp }}
+{{- /* Callers of /token need no client certificate: the OAuth client authenticates itself. */}}
+{{- $_ := set $cfg "http_tls" (omit (include "chataigne.internalTlsServer" . | fromJson) "client_ca_file") }}
+{{- end }}
+{{- end }}
 {{- include "chataigne.toml" (mergeOverwrite $cfg (deepCopy .Values.authService.config)) -}}
 {{- end -}}
 
@@ -79,6 +89,10 @@ canonical URL (origin + path): the token audience the auth-service must allow.
 -}}
 {{- if .Values.toolService.metrics.enabled }}
 {{- $_ := set $cfg "metrics_listen" (printf "0.0.0.0:%d" (int .Values.toolService.metrics.port)) }}
+{{- end }}
+{{- if .Values.internalTls.enabled }}
+{{- $_ := set $cfg "tls" (include "chataigne.internalTlsServer" . | fromJson) }}
+{{- $_ := set $cfg "auth_service_tls" (include "chataigne.internalTlsClient" . | fromJson) }}
 {{- end }}
 {{- include "chataigne.toml" (mergeOverwrite $cfg (deepCopy .Values.toolService.config)) -}}
 {{- end -}}

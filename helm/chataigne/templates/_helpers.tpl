@@ -130,7 +130,6 @@ Service, whose name resolves to every ready pod (client-side balancing). */}}
 {{/* Secret-backed env of each service. */}}
 {{- define "chataigne.secretEnv.gateway" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.redisUrl "what" "secrets.redisUrl") }}
-{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.idempotencySecret "what" "secrets.idempotencySecret") }}
 {{- end -}}
 {{- define "chataigne.secretEnv.authService" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.authDatabaseUrl "what" "secrets.authDatabaseUrl") }}
@@ -203,4 +202,30 @@ for family in chataigne_gateway_build_info process_resident_memory_bytes process
   echo "$metrics" | grep -q "^$family" || fail "/metrics has no $family"
 done
 echo "smoke test passed: the gateway is up and ready, both backends serve, metrics are exposed"
+{{- end -}}
+
+{{/*
+Internal TLS (internalTls): the Secret of a component, (dict "root" $ "key"
+"authService" "component" "auth-service"), and where it is mounted.
+*/}}
+{{- define "chataigne.internalTlsSecret" -}}
+{{- index .root.Values.internalTls.secrets .key | default (printf "%s-internal-tls" (include "chataigne.componentName" (dict "root" .root "component" .component))) -}}
+{{- end -}}
+
+{{- define "chataigne.internalTlsDir" -}}/etc/chataigne/internal-tls{{- end -}}
+
+{{/* The server side of a backend's internal TLS as its config section (JSON). */}}
+{{- define "chataigne.internalTlsServer" -}}
+{{- $dir := include "chataigne.internalTlsDir" . -}}
+{{- $tls := dict "cert_file" (printf "%s/tls.crt" $dir) "key_file" (printf "%s/tls.key" $dir) -}}
+{{- if .Values.internalTls.mutual }}{{ $_ := set $tls "client_ca_file" (printf "%s/ca.crt" $dir) }}{{ end -}}
+{{- toJson $tls -}}
+{{- end -}}
+
+{{/* The client side (CA bundle, the component's certificate as its client certificate). */}}
+{{- define "chataigne.internalTlsClient" -}}
+{{- $dir := include "chataigne.internalTlsDir" . -}}
+{{- $tls := dict "ca_file" (printf "%s/ca.crt" $dir) "cert_file" (printf "%s/tls.crt" $dir) "key_file" (printf "%s/tls.key" $dir) -}}
+{{- with .Values.internalTls.serverName }}{{ $_ := set $tls "server_name" . }}{{ end -}}
+{{- toJson $tls -}}
 {{- end -}}

@@ -83,6 +83,13 @@ once from configmap.yaml; any failure stops the render with a message.
 {{- fail (printf "%s.serviceAccount.create=false needs %s.serviceAccount.name: the existing ServiceAccount the pods run as" $key $key) -}}
 {{- end -}}
 {{- end -}}
+{{- $itls := $v.internalTls -}}
+{{- if and (not $itls.enabled) (or $itls.certManager.enabled $itls.oauthHttp) -}}
+{{- fail "internalTls.certManager.enabled and internalTls.oauthHttp need internalTls.enabled" -}}
+{{- end -}}
+{{- if and $itls.enabled $itls.certManager.enabled (not $itls.certManager.issuerRef.name) -}}
+{{- fail "internalTls.certManager.enabled needs internalTls.certManager.issuerRef.name: the cert-manager Issuer or ClusterIssuer signing the internal certificates" -}}
+{{- end -}}
 {{- if and $v.migrations.enabled (not $v.migrations.serviceAccount.create) (not $v.migrations.serviceAccount.name) -}}
 {{- fail "migrations.serviceAccount.create=false needs migrations.serviceAccount.name: the existing ServiceAccount the migration Jobs run as" -}}
 {{- end -}}

@@ -4,8 +4,8 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::convert::{context, money, required};
-use super::status::read_error;
+use super::convert::money;
+use super::runner::run;
 use crate::access::Access;
 use crate::domain::{Bucket, DomainError, Metric, MetricValues};
 use crate::store::Store;
@@ -77,41 +77,36 @@ impl<S: Store, A: Access> pb::analytics_server::Analytics for AnalyticsService<S
         &self,
         request: Request<pb::QueryAnalyticsRequest>,
     ) -> Result<Response<pb::QueryAnalyticsResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        let request = request.into_inner();
-        let input = AnalyticsQueryInput {
-            location_id: required("location_id", request.location_id).map_err(read_error)?,
-            metrics: request
-                .metrics
-                .iter()
-                .map(|&m| metric_from_pb(m))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(read_error)?,
-            date_from: required("date_from", request.date_from).map_err(read_error)?,
-            date_to: required("date_to", request.date_to).map_err(read_error)?,
-            bucket: bucket_from_pb(request.bucket).map_err(read_error)?,
-        };
-        let output = self
-            .tools
-            .analytics_query(input, &ctx)
-            .await
-            .map_err(read_error)?;
-        let data = output.data;
-        Ok(Response::new(pb::QueryAnalyticsResponse {
-            location_id: data.location_id,
-            location_name: data.location_name,
-            timezone: data.timezone,
-            currency: data.currency,
-            bucket: bucket_to_pb(data.bucket) as i32,
-            buckets: data
-                .buckets
-                .into_iter()
-                .map(|b| pb::AnalyticsBucketValues {
-                    start: b.start,
-                    values: Some(values(b.values)),
-                })
-                .collect(),
-            totals: Some(values(data.totals)),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let input = AnalyticsQueryInput {
+                location_id: request.location_id,
+                metrics: request
+                    .metrics
+                    .iter()
+                    .map(|&m| metric_from_pb(m))
+                    .collect::<Result<Vec<_>, _>>()?,
+                date_from: request.date_from,
+                date_to: request.date_to,
+                bucket: bucket_from_pb(request.bucket)?,
+            };
+            let data = self.tools.analytics_query(input, &ctx).await?.data;
+            Ok(pb::QueryAnalyticsResponse {
+                location_id: data.location_id,
+                location_name: data.location_name,
+                timezone: data.timezone,
+                currency: data.currency,
+                bucket: bucket_to_pb(data.bucket) as i32,
+                buckets: data
+                    .buckets
+                    .into_iter()
+                    .map(|b| pb::AnalyticsBucketValues {
+                        start: b.start,
+                        values: Some(values(b.values)),
+                    })
+                    .collect(),
+                totals: Some(values(data.totals)),
+            })
+        })
+        .await
     }
 }

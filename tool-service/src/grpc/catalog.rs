@@ -9,13 +9,12 @@ use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
 use super::credential::credential;
-use super::deadline;
 use super::status::to_status_at;
+use super::{deadline, runner};
 use crate::access::Access;
 use crate::domain::DomainError;
 use crate::present::normalize_locale;
 use crate::store::Store;
-use crate::tools::deadline as tools_deadline;
 use crate::tools::{CallContext, CallSite, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools};
 
 /// Longest wait for the write switch while listing the catalogue: a stalled
@@ -72,23 +71,25 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         _request: Request<pb::ListToolsRequest>,
     ) -> Result<Response<pb::ListToolsResponse>, Status> {
         // The catalogue itself needs no database: when the switch cannot be
-        // read in time, the listing is still served, with writes reported off
-        // (each write call reads the switch again and fails on its own).
-        let writes_enabled =
+        // read in time, the listing is still served with the switch reported
+        // unknown (the caller keeps the state it last knew; each write call
+        // reads the switch again and fails on its own).
+        let (writes_enabled, writes_switch_unknown) =
             match tokio::time::timeout(SWITCH_READ_BOUND, self.tools.writes_enabled()).await {
-                Ok(Ok(enabled)) => enabled,
+                Ok(Ok(enabled)) => (enabled, false),
                 Ok(Err(error)) => {
-                    tracing::warn!(%error, "write switch unreadable; listing writes as disabled");
-                    false
+                    tracing::warn!(%error, "write switch unreadable; listed as unknown");
+                    (false, true)
                 }
                 Err(_) => {
-                    tracing::warn!("write switch read timed out; listing writes as disabled");
-                    false
+                    tracing::warn!("write switch read timed out; listed as unknown");
+                    (false, true)
                 }
             };
         Ok(Response::new(pb::ListToolsResponse {
             tools: self.descriptors.clone(),
             writes_enabled,
+            writes_switch_unknown,
         }))
     }
 
@@ -97,7 +98,8 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         request: Request<pb::CallToolRequest>,
     ) -> Result<Response<pb::CallToolResponse>, Status> {
         let started = Instant::now();
-        let credential = credential(&request)?;
+        let credential =
+            credential(&request).map_err(|error| to_status_at(error, ToolKind::Read, None))?;
         let timeout = deadline::of(&request);
         let call = request.into_inner();
         let spec = ToolId::by_name(&call.name).map(ToolId::spec);
@@ -110,11 +112,10 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         let arguments: Option<serde_json::Value> = serde_json::from_str(&call.arguments_json).ok();
         let outcome = match &arguments {
             Some(arguments) => {
-                tools_deadline::within(
-                    timeout,
-                    self.tools.call(&call.name, arguments.clone(), &ctx),
-                )
-                .await
+                let work = self
+                    .tools
+                    .call_past_the_switch(&call.name, arguments.clone(), &ctx);
+                runner::bounded(&self.tools, timeout, kind, work).await
             }
             None => Err(DomainError::invalid("", "the arguments are not valid JSON")),
         };

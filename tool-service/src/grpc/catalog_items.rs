@@ -4,8 +4,8 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::convert::{context, money, non_empty, page, required};
-use super::status::{read_error, write_error};
+use super::convert::{money, non_empty, page};
+use super::runner::run;
 use super::venue_convert::{availability_from_pb, availability_to_pb};
 use crate::access::Access;
 use crate::domain::{self, DomainError};
@@ -30,61 +30,49 @@ impl<S: Store, A: Access> pb::catalog_server::Catalog for CatalogItemsService<S,
         &self,
         request: Request<pb::ListCatalogItemsRequest>,
     ) -> Result<Response<pb::ListCatalogItemsResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        let request = request.into_inner();
-        let (limit, cursor) = page(request.page);
-        let input = CatalogItemsListInput {
-            location_id: required("location_id", request.location_id).map_err(read_error)?,
-            category_id: non_empty(request.category_id),
-            availability: availability_from_pb("availability", request.availability)
-                .map_err(read_error)?,
-            text: non_empty(request.text),
-            limit,
-            cursor,
-        };
-        let output = self
-            .tools
-            .catalog_items_list(input, &ctx)
-            .await
-            .map_err(read_error)?;
-        Ok(Response::new(pb::ListCatalogItemsResponse {
-            items: output.data.items.into_iter().map(item).collect(),
-            next_cursor: output.next_cursor.unwrap_or_default(),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let (limit, cursor) = page(request.page);
+            let input = CatalogItemsListInput {
+                location_id: request.location_id,
+                category_id: non_empty(request.category_id),
+                availability: availability_from_pb("availability", request.availability)?,
+                text: non_empty(request.text),
+                limit,
+                cursor,
+            };
+            let output = self.tools.catalog_items_list(input, &ctx).await?;
+            Ok(pb::ListCatalogItemsResponse {
+                items: output.data.items.into_iter().map(item).collect(),
+                next_cursor: output.next_cursor.unwrap_or_default(),
+            })
+        })
+        .await
     }
 
     async fn update_catalog_item_availability(
         &self,
         request: Request<pb::UpdateCatalogItemAvailabilityRequest>,
     ) -> Result<Response<pb::UpdateCatalogItemAvailabilityResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        self.tools
-            .ensure_writes_enabled()
-            .await
-            .map_err(write_error)?;
-        let request = request.into_inner();
-        let missing = |field: &str| DomainError::invalid(field, "expected available or sold_out");
-        let input = CatalogItemAvailabilityUpdateInput {
-            item_id: required("item_id", request.item_id).map_err(write_error)?,
-            availability: availability_from_pb("availability", request.availability)
-                .map_err(write_error)?
-                .ok_or_else(|| write_error(missing("availability")))?,
-            expected_availability: availability_from_pb(
-                "expected_availability",
-                request.expected_availability,
-            )
-            .map_err(write_error)?
-            .ok_or_else(|| write_error(missing("expected_availability")))?,
-            available_again_at: non_empty(request.available_again_at),
-        };
-        let output = self
-            .tools
-            .catalog_item_availability_update(input, &ctx)
-            .await
-            .map_err(write_error)?;
-        Ok(Response::new(pb::UpdateCatalogItemAvailabilityResponse {
-            item: Some(item(output.data.item)),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let set = |field: &str, value: i32| {
+                availability_from_pb(field, value)?
+                    .ok_or_else(|| DomainError::invalid(field, "expected available or sold_out"))
+            };
+            let input = CatalogItemAvailabilityUpdateInput {
+                item_id: request.item_id,
+                availability: set("availability", request.availability)?,
+                expected_availability: set("expected_availability", request.expected_availability)?,
+                available_again_at: non_empty(request.available_again_at),
+            };
+            let output = self
+                .tools
+                .catalog_item_availability_update(input, &ctx)
+                .await?;
+            Ok(pb::UpdateCatalogItemAvailabilityResponse {
+                item: Some(item(output.data.item)),
+            })
+        })
+        .await
     }
 }
 

@@ -5,8 +5,8 @@
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::convert::{context, non_empty, page, required};
-use super::status::read_error;
+use super::convert::{non_empty, page};
+use super::runner::run;
 use crate::access::Access;
 use crate::domain::{
     ConversationChannel, ConversationStatus, ConversationSummary, DomainError, SenderKind,
@@ -112,51 +112,44 @@ impl<S: Store, A: Access> pb::conversations_server::Conversations for Conversati
         &self,
         request: Request<pb::ListConversationsRequest>,
     ) -> Result<Response<pb::ListConversationsResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        let request = request.into_inner();
-        let (limit, cursor) = page(request.page);
-        let input = ConversationsListInput {
-            location_id: required("location_id", request.location_id).map_err(read_error)?,
-            status: status_from_pb(request.status).map_err(read_error)?,
-            channel: channel_from_pb(request.channel).map_err(read_error)?,
-            query: non_empty(request.query),
-            sort: None,
-            limit,
-            cursor,
-        };
-        let output = self
-            .tools
-            .conversations_list(input, &ctx)
-            .await
-            .map_err(read_error)?;
-        Ok(Response::new(pb::ListConversationsResponse {
-            conversations: output.data.conversations.into_iter().map(summary).collect(),
-            next_cursor: output.next_cursor.unwrap_or_default(),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let (limit, cursor) = page(request.page);
+            let input = ConversationsListInput {
+                location_id: request.location_id,
+                status: status_from_pb(request.status)?,
+                channel: channel_from_pb(request.channel)?,
+                query: non_empty(request.query),
+                sort: None,
+                limit,
+                cursor,
+            };
+            let output = self.tools.conversations_list(input, &ctx).await?;
+            Ok(pb::ListConversationsResponse {
+                conversations: output.data.conversations.into_iter().map(summary).collect(),
+                next_cursor: output.next_cursor.unwrap_or_default(),
+            })
+        })
+        .await
     }
 
     async fn get_conversation(
         &self,
         request: Request<pb::GetConversationRequest>,
     ) -> Result<Response<pb::GetConversationResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        let request = request.into_inner();
-        let input = ConversationGetInput {
-            conversation_id: required("conversation_id", request.conversation_id)
-                .map_err(read_error)?,
-            limit: (request.limit != 0).then_some(request.limit),
-            sort: None,
-            cursor: non_empty(request.cursor),
-        };
-        let output = self
-            .tools
-            .conversation_get(input, &ctx)
-            .await
-            .map_err(read_error)?;
-        Ok(Response::new(pb::GetConversationResponse {
-            conversation: Some(summary(output.data.conversation)),
-            messages: output.data.messages.into_iter().map(message).collect(),
-            next_cursor: output.next_cursor.unwrap_or_default(),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let input = ConversationGetInput {
+                conversation_id: request.conversation_id,
+                limit: (request.limit != 0).then_some(request.limit),
+                sort: None,
+                cursor: non_empty(request.cursor),
+            };
+            let output = self.tools.conversation_get(input, &ctx).await?;
+            Ok(pb::GetConversationResponse {
+                conversation: Some(summary(output.data.conversation)),
+                messages: output.data.messages.into_iter().map(message).collect(),
+                next_cursor: output.next_cursor.unwrap_or_default(),
+            })
+        })
+        .await
     }
 }

@@ -5,8 +5,8 @@ use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
 use super::activity_convert::order;
-use super::convert::{context, non_empty, page, required};
-use super::status::read_error;
+use super::convert::{non_empty, page};
+use super::runner::run;
 use crate::access::Access;
 use crate::domain::{self};
 use crate::store::Store;
@@ -45,45 +45,38 @@ impl<S: Store, A: Access> pb::customers_server::Customers for CustomersService<S
         &self,
         request: Request<pb::ListCustomersRequest>,
     ) -> Result<Response<pb::ListCustomersResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        let request = request.into_inner();
-        let (limit, cursor) = page(request.page);
-        let input = CustomersListInput {
-            organization_id: required("organization_id", request.organization_id)
-                .map_err(read_error)?,
-            location_id: non_empty(request.location_id),
-            name_query: non_empty(request.name_query),
-            limit,
-            cursor,
-        };
-        let output = self
-            .tools
-            .customers_list(input, &ctx)
-            .await
-            .map_err(read_error)?;
-        Ok(Response::new(pb::ListCustomersResponse {
-            customers: output.data.customers.into_iter().map(customer).collect(),
-            next_cursor: output.next_cursor.unwrap_or_default(),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let (limit, cursor) = page(request.page);
+            let input = CustomersListInput {
+                organization_id: request.organization_id,
+                location_id: non_empty(request.location_id),
+                name_query: non_empty(request.name_query),
+                limit,
+                cursor,
+            };
+            let output = self.tools.customers_list(input, &ctx).await?;
+            Ok(pb::ListCustomersResponse {
+                customers: output.data.customers.into_iter().map(customer).collect(),
+                next_cursor: output.next_cursor.unwrap_or_default(),
+            })
+        })
+        .await
     }
 
     async fn get_customer(
         &self,
         request: Request<pb::GetCustomerRequest>,
     ) -> Result<Response<pb::GetCustomerResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        let request = request.into_inner();
-        let input = CustomerGetInput {
-            customer_id: required("customer_id", request.customer_id).map_err(read_error)?,
-        };
-        let output = self
-            .tools
-            .customer_get(input, &ctx)
-            .await
-            .map_err(read_error)?;
-        Ok(Response::new(pb::GetCustomerResponse {
-            customer: Some(customer(output.data.customer)),
-            recent_orders: output.data.recent_orders.into_iter().map(order).collect(),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let input = CustomerGetInput {
+                customer_id: request.customer_id,
+            };
+            let output = self.tools.customer_get(input, &ctx).await?;
+            Ok(pb::GetCustomerResponse {
+                customer: Some(customer(output.data.customer)),
+                recent_orders: output.data.recent_orders.into_iter().map(order).collect(),
+            })
+        })
+        .await
     }
 }

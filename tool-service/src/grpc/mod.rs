@@ -1,6 +1,42 @@
-//! The gRPC adapter: the `ToolCatalog` (MCP bridge) and `Restaurant` (typed)
-//! services over the same tools, the credential extraction, and the one
-//! mapping of domain errors to `tonic::Status`.
+//! The gRPC adapter: the `ToolCatalog` (MCP bridge) and the typed services
+//! over the same tools, the credential extraction, and the one mapping of
+//! domain errors to `tonic::Status`.
+//!
+//! Every RPC runs through `runner`: within the caller's deadline (each
+//! database statement bounded by what remains of it), behind the operator's
+//! write switch when it writes, with the error class of its kind. A typed
+//! request declares once (`fields.rs`) the tool it runs, whose kind and scope
+//! are the RPC's, and its required fields; the runner refuses an empty one
+//! with `INVALID_ARGUMENT` and a `BadRequest` violation per field before any
+//! authorization, and words its statuses for gRPC callers. An enum field is
+//! empty when `*_UNSPECIFIED`, a list when it has no element.
+//!
+//! | RPC (`chataigne.tools.v1.`)             | kind  | scope                        | required fields                                                                               |
+//! |-----------------------------------------|-------|------------------------------|-----------------------------------------------------------------------------------------------|
+//! | `Restaurant/ListOrganizations`          | read  | businessOrganization.read    | —                                                                                             |
+//! | `Restaurant/ListLocations`              | read  | location.read                | organization_id                                                                               |
+//! | `Restaurant/ListOrders`                 | read  | orders.read                  | —                                                                                             |
+//! | `Restaurant/GetOrder`                   | read  | orders.read                  | order_id                                                                                      |
+//! | `Locations/GetLocation`                 | read  | location.read                | location_id                                                                                   |
+//! | `Locations/GetLocationSettings`         | read  | settings.read                | location_id, sections                                                                         |
+//! | `Locations/GetLocationStatus`           | read  | locationStatusSettings.read  | location_id                                                                                   |
+//! | `Locations/UpdateLocationStatus`        | write | locationStatusSettings.write | location_id, status, expected_status                                                          |
+//! | `Locations/ListDiscounts`               | read  | discounts.read               | location_id                                                                                   |
+//! | `Locations/ListIntegrations`            | read  | integrations.read            | location_id                                                                                   |
+//! | `Catalog/ListCatalogItems`              | read  | catalog.read                 | location_id                                                                                   |
+//! | `Catalog/UpdateCatalogItemAvailability` | write | catalog.updateAvailability   | item_id, availability, expected_availability                                                  |
+//! | `OrderUpdates/UpdateOrderStatus`        | write | orders.write                 | order_id, status, expected_status                                                             |
+//! | `Customers/ListCustomers`               | read  | customers.read               | organization_id                                                                               |
+//! | `Customers/GetCustomer`                 | read  | customers.read               | customer_id                                                                                   |
+//! | `Conversations/ListConversations`       | read  | conversations.read           | location_id                                                                                   |
+//! | `Conversations/GetConversation`         | read  | conversations.read           | conversation_id                                                                               |
+//! | `Analytics/QueryAnalytics`              | read  | analytics.read               | location_id, metrics, date_from, date_to                                                      |
+//! | `ConversationWrites/SendMessage`        | write | conversations.write          | conversation_id, text, idempotency_key                                                        |
+//! | `ConversationWrites/SendInstruction`    | write | conversations.write          | conversation_id, text, idempotency_key                                                        |
+//! | `Provisioning/CreateOrganization`       | write | admin.organizations.create   | name, idempotency_key                                                                         |
+//! | `Provisioning/CreateLocation`           | write | admin.locations.create       | organization_id, name, line1, city, postal_code, country, timezone, currency, idempotency_key |
+//!
+//! The two `Provisioning` RPCs also need a live platform-admin role.
 
 mod activity_convert;
 mod analytics;
@@ -10,11 +46,14 @@ mod conversations;
 mod convert;
 mod credential;
 mod customers;
+mod database_gate;
 mod deadline;
+mod fields;
 mod locations;
 mod locations_settings;
 mod order_updates;
 mod restaurant;
+mod runner;
 mod status;
 mod venue_convert;
 mod writes;
@@ -26,7 +65,6 @@ use chataigne_proto::tools::v1::{
     restaurant_server::RestaurantServer, tool_catalog_server::ToolCatalogServer,
 };
 use tokio::net::TcpListener;
-use tonic::transport::server::TcpIncoming;
 
 use crate::access::Access;
 use crate::metrics::{MetricsLayer, ToolMetrics};
@@ -53,15 +91,36 @@ pub async fn serve_measured<S: Store, A: Access>(
     tools: Tools<S, A>,
     metrics: Arc<ToolMetrics>,
     limits: &chataigne_common::grpc_server::GrpcServerLimits,
-    listener: TcpListener,
+    listener: impl Into<chataigne_common::grpc_server::GrpcListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    // `Server::tcp_nodelay` is ignored with an incoming stream: set it on each
-    // accepted socket, or Nagle holds small response frames until the peer's
-    // delayed ACK (about 40 ms per call).
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    // grpc.health.v1: SERVING from here, NOT_SERVING once shutdown starts.
-    let (health, shutdown) = chataigne_common::grpc_health::serving_until(shutdown).await;
+    // Plain or TLS (`tls`); `Server::tcp_nodelay` is ignored with an incoming
+    // stream, so it is set on each accepted socket, or Nagle holds small
+    // response frames until the peer's delayed ACK (about 40 ms per call).
+    let incoming = listener.into().incoming();
+    // grpc.health.v1: SERVING while the database answers its probe,
+    // NOT_SERVING once shutdown starts; `liveness` SERVING throughout.
+    // While it reports the database down, tool RPCs fail at once.
+    let database = database_gate::DatabaseState::default();
+    let (store, gauge, state) = (tools.store().clone(), metrics.clone(), database.clone());
+    let probe = move || {
+        let (store, gauge, state) = (store.clone(), gauge.clone(), state.clone());
+        async move {
+            let stats = || gauge.pool_stats();
+            let verdict = chataigne_common::grpc_health::probe_pool(store.ping(), stats).await;
+            if let Some(up) = verdict {
+                gauge.dependency_state(crate::domain::Dependency::Database, up);
+                state.set(up);
+            }
+            verdict
+        }
+    };
+    let (health, shutdown) = chataigne_common::grpc_health::serving_while(shutdown, probe).await;
+    // Server reflection (v1, v1alpha) of the tool services, health and itself.
+    let (reflection, reflection_v1alpha) = chataigne_common::grpc_reflection::services(
+        chataigne_proto::FILE_DESCRIPTOR_SET,
+        chataigne_proto::tools::v1::PACKAGE,
+    )?;
     // The stack every Chataigne gRPC server declares (HTTP/2 limits, the
     // caller's deadline, load shedding past the concurrency limit), then:
     chataigne_common::grpc_server::builder(limits)
@@ -69,7 +128,11 @@ pub async fn serve_measured<S: Store, A: Access>(
         .trace_fn(chataigne_common::trace_context::server_span("tool-service"))
         // Tool-call latency and outcome, dependency errors.
         .layer(MetricsLayer(metrics))
+        // The database known down: tool RPCs refused at once.
+        .layer(database_gate::DatabaseGate(database))
         .add_service(health)
+        .add_service(reflection)
+        .add_service(reflection_v1alpha)
         .add_service(
             chataigne_proto::tools::v1::locations_server::LocationsServer::new(
                 locations::LocationsService::new(tools.clone()),

@@ -1,15 +1,16 @@
 //! `Restaurant`: the typed RPCs for internal callers. Each converts its
 //! request into the tool's input, runs the same tool as the MCP path, and
-//! converts the output back, so both surfaces share every rule.
+//! converts the output back, so both surfaces share every rule; the runner
+//! applies the deadline, the required fields and the error mapping.
 
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
 use super::activity_convert::{order, order_status_from_pb};
-use super::convert::{context, non_empty, page};
-use super::status::read_error;
+use super::convert::{non_empty, page};
+use super::runner::run;
 use crate::access::Access;
-use crate::domain::{self, DomainError};
+use crate::domain;
 use crate::store::Store;
 use crate::tools::{
     LocationsListInput, OrderGetInput, OrdersListInput, OrganizationsListInput, Tools,
@@ -31,107 +32,89 @@ impl<S: Store, A: Access> pb::restaurant_server::Restaurant for RestaurantServic
         &self,
         request: Request<pb::ListOrganizationsRequest>,
     ) -> Result<Response<pb::ListOrganizationsResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        let (limit, cursor) = page(request.into_inner().page);
-        let output = self
-            .tools
-            .organizations_list(OrganizationsListInput { limit, cursor }, &ctx)
-            .await
-            .map_err(read_error)?;
-        Ok(Response::new(pb::ListOrganizationsResponse {
-            organizations: output
-                .data
-                .organizations
-                .into_iter()
-                .map(organization)
-                .collect(),
-            next_cursor: output.next_cursor.unwrap_or_default(),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let (limit, cursor) = page(request.page);
+            let output = self
+                .tools
+                .organizations_list(OrganizationsListInput { limit, cursor }, &ctx)
+                .await?;
+            Ok(pb::ListOrganizationsResponse {
+                organizations: output
+                    .data
+                    .organizations
+                    .into_iter()
+                    .map(organization)
+                    .collect(),
+                next_cursor: output.next_cursor.unwrap_or_default(),
+            })
+        })
+        .await
     }
 
     async fn list_locations(
         &self,
         request: Request<pb::ListLocationsRequest>,
     ) -> Result<Response<pb::ListLocationsResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        let request = request.into_inner();
-        let (limit, cursor) = page(request.page);
-        let output = self
-            .tools
-            .locations_list(
-                LocationsListInput {
-                    organization_id: request.organization_id,
-                    limit,
-                    cursor,
-                },
-                &ctx,
-            )
-            .await
-            .map_err(read_error)?;
-        Ok(Response::new(pb::ListLocationsResponse {
-            locations: output.data.locations.into_iter().map(location).collect(),
-            next_cursor: output.next_cursor.unwrap_or_default(),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let (limit, cursor) = page(request.page);
+            let input = LocationsListInput {
+                organization_id: request.organization_id,
+                limit,
+                cursor,
+            };
+            let output = self.tools.locations_list(input, &ctx).await?;
+            Ok(pb::ListLocationsResponse {
+                locations: output.data.locations.into_iter().map(location).collect(),
+                next_cursor: output.next_cursor.unwrap_or_default(),
+            })
+        })
+        .await
     }
 
     async fn list_orders(
         &self,
         request: Request<pb::ListOrdersRequest>,
     ) -> Result<Response<pb::ListOrdersResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        let request = request.into_inner();
-        let statuses = request
-            .statuses
-            .iter()
-            .map(|&s| order_status_from_pb("statuses", s))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(read_error)?;
-        let (limit, cursor) = page(request.page);
-        let output = self
-            .tools
-            .orders_list(
-                OrdersListInput {
-                    location_id: non_empty(request.location_id),
-                    statuses,
-                    created_from: non_empty(request.created_from),
-                    created_to: non_empty(request.created_to),
-                    // The typed request has no order field: newest first.
-                    sort: None,
-                    limit,
-                    cursor,
-                },
-                &ctx,
-            )
-            .await
-            .map_err(read_error)?;
-        Ok(Response::new(pb::ListOrdersResponse {
-            orders: output.data.orders.into_iter().map(order).collect(),
-            next_cursor: output.next_cursor.unwrap_or_default(),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let statuses = request
+                .statuses
+                .iter()
+                .map(|&s| order_status_from_pb("statuses", s))
+                .collect::<Result<Vec<_>, _>>()?;
+            let (limit, cursor) = page(request.page);
+            let input = OrdersListInput {
+                location_id: non_empty(request.location_id),
+                statuses,
+                created_from: non_empty(request.created_from),
+                created_to: non_empty(request.created_to),
+                // The typed request has no order field: newest first.
+                sort: None,
+                limit,
+                cursor,
+            };
+            let output = self.tools.orders_list(input, &ctx).await?;
+            Ok(pb::ListOrdersResponse {
+                orders: output.data.orders.into_iter().map(order).collect(),
+                next_cursor: output.next_cursor.unwrap_or_default(),
+            })
+        })
+        .await
     }
 
     async fn get_order(
         &self,
         request: Request<pb::GetOrderRequest>,
     ) -> Result<Response<pb::GetOrderResponse>, Status> {
-        let ctx = context(&request, &request.get_ref().locale)?;
-        let request = request.into_inner();
-        if request.order_id.is_empty() {
-            return Err(read_error(DomainError::invalid("order_id", "is required")));
-        }
-        let output = self
-            .tools
-            .order_get(
-                OrderGetInput {
-                    order_id: request.order_id,
-                },
-                &ctx,
-            )
-            .await
-            .map_err(read_error)?;
-        Ok(Response::new(pb::GetOrderResponse {
-            order: Some(order(output.data.order)),
-        }))
+        run(&self.tools, request, |request, ctx| async move {
+            let input = OrderGetInput {
+                order_id: request.order_id,
+            };
+            let output = self.tools.order_get(input, &ctx).await?;
+            Ok(pb::GetOrderResponse {
+                order: Some(order(output.data.order)),
+            })
+        })
+        .await
     }
 }
 

@@ -9,15 +9,13 @@ use tonic::Status;
 use crate::domain::{AbsentOperation, DomainError, OrderStatus};
 use crate::tools::{CallSite, ToolKind};
 
-/// Maps an error of a read tool (analytics included: a late answer changed
-/// nothing).
-pub(super) fn read_error(error: DomainError) -> Status {
-    to_status(error, ToolKind::Read)
-}
-
-/// Maps an error of a write tool.
-pub(super) fn write_error(error: DomainError) -> Status {
-    to_status(error, ToolKind::Write)
+/// Maps `error` of a typed RPC of `kind`: the codes and details of
+/// [`to_status`], with a message written for gRPC callers (the request's
+/// fields, the credentials' scopes, the RPCs), never the texts addressed to a
+/// model through MCP.
+pub(super) fn typed_status(error: DomainError, kind: ToolKind) -> Status {
+    let message = typed_message(&error, kind);
+    chataigne_common::codes::reword_status(&to_status(error, kind), message)
 }
 
 /// Maps `error` raised by a tool of `kind` (a write past its deadline may
@@ -217,6 +215,122 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
             }
         }
     }
+}
+
+/// The message of a typed RPC's status: what failed in the request's terms
+/// and what the caller can do; no tool names, no assistant, no consent.
+fn typed_message(error: &DomainError, kind: ToolKind) -> String {
+    match error {
+        DomainError::InvalidArguments(violations) => {
+            let parts: Vec<String> = violations
+                .iter()
+                .map(|v| {
+                    if v.field.is_empty() {
+                        v.description.clone()
+                    } else {
+                        format!("field {} {}", v.field, v.description)
+                    }
+                })
+                .collect();
+            if parts.is_empty() {
+                "the request is invalid".to_owned()
+            } else {
+                parts.join("; ")
+            }
+        }
+        DomainError::Unavailable(operation) => match operation {
+            AbsentOperation::OrderCancellation => {
+                "cancelling or rejecting an order is not available; UpdateOrderStatus only \
+                 moves an order forward"
+            }
+            AbsentOperation::Refund => "refunds are not available; nothing was changed",
+            AbsentOperation::LocationClosure => {
+                "closing or deleting a location is not available; UpdateLocationStatus can \
+                 pause its order intake"
+            }
+            AbsentOperation::ItemRemoval => {
+                "removing a catalog item is not available; UpdateCatalogItemAvailability can \
+                 mark it sold_out"
+            }
+        }
+        .to_owned(),
+        DomainError::UnknownTool(_) => "no such operation".to_owned(),
+        DomainError::CursorInvalid => "the page cursor is invalid, expired or was issued for \
+                                       other filters; repeat the request without a cursor, or \
+                                       pass next_cursor unchanged with the same filters"
+            .to_owned(),
+        DomainError::Forbidden => {
+            "the identifier is unknown or outside the caller's access".to_owned()
+        }
+        DomainError::NotFound => "the resource was not found".to_owned(),
+        DomainError::ScopeRequired(scope) => {
+            format!("the call's credentials lack scope {scope}")
+        }
+        DomainError::Unauthenticated => {
+            "the call's credentials are missing, invalid or expired".to_owned()
+        }
+        DomainError::ExpectedStateMismatch { current, .. } => format!(
+            "the resource changed since it was read: its current state is {current}; read it \
+             again and send that state as the expected one"
+        ),
+        DomainError::OrderStatusPrecondition { from, to, current } => {
+            typed_transition_message(from, to, current.as_deref())
+        }
+        DomainError::Dependency(..) => {
+            "a service this one depends on is unavailable; retry shortly".to_owned()
+        }
+        DomainError::DeadlineExceeded => match kind {
+            ToolKind::Read => "the deadline expired before the read finished".to_owned(),
+            ToolKind::Write => "the deadline expired before the change finished and it may \
+                                have taken effect; read the current state before retrying"
+                .to_owned(),
+        },
+        DomainError::OutputTooLarge => {
+            "the response would be too large; request a smaller page or narrower filters".to_owned()
+        }
+        DomainError::WritesDisabled => {
+            "writes are switched off by the operator; reads keep working".to_owned()
+        }
+        DomainError::IdempotencyMismatch => "this idempotency_key was already used with other \
+                                             fields; repeat the original request, or use a new \
+                                             idempotency_key for a new operation"
+            .to_owned(),
+        DomainError::OperationInProgress { .. } => "the same operation is still running; retry \
+                                                    after the RetryInfo delay with the same \
+                                                    idempotency_key"
+            .to_owned(),
+        DomainError::Internal(_) => {
+            "internal error; retry once, and report the call if it fails again".to_owned()
+        }
+    }
+}
+
+/// [`transition_message`] for gRPC callers: the statuses the order can move
+/// to, without the MCP tool's name.
+fn typed_transition_message(from: &str, to: &str, current: Option<&str>) -> String {
+    let now = current.unwrap_or(from);
+    let allowed: Vec<&str> = OrderStatus::parse(now)
+        .map(|status| {
+            status
+                .next_statuses()
+                .into_iter()
+                .map(OrderStatus::as_str)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut message = format!("an order in status {from} cannot move to {to}");
+    if current.is_some() {
+        message.push_str(&format!("; its current status is {now}"));
+    }
+    if allowed.is_empty() {
+        message.push_str(&format!("; from {now} it cannot change status any more"));
+    } else {
+        message.push_str(&format!(
+            "; from {now} it can move to: {}",
+            allowed.join(", ")
+        ));
+    }
+    message
 }
 
 /// "The order changed since it was read: its current state is accepted. …",
@@ -577,6 +691,136 @@ mod tests {
         let decoded = decode_status(&status);
         assert_eq!(decoded.code, ErrorCode::WritesDisabled);
         assert_eq!(status.code(), tonic::Code::Unavailable);
+    }
+
+    /// What an MCP caller reads (a model, an assistant, its tools and
+    /// consent) never reaches a typed RPC's status, whose codes and details
+    /// stay those of the shared table.
+    #[test]
+    fn typed_statuses_keep_the_codes_and_details_in_grpc_wording() {
+        use std::time::Duration;
+        const MCP_WORDING: &[&str] = &[
+            "chataigne_",
+            "Reconnect",
+            "consent",
+            "assistant",
+            "input schema",
+            "meta.next_cursor",
+            "tool",
+            "Sign in",
+            "signed-in",
+        ];
+        let violation = FieldViolation {
+            field: "organization_id".into(),
+            description: "is required".into(),
+        };
+        let cases: Vec<(DomainError, ToolKind, &str)> = vec![
+            (
+                DomainError::InvalidArguments(vec![violation.clone()]),
+                ToolKind::Read,
+                "field organization_id is required",
+            ),
+            (
+                DomainError::ScopeRequired("orders.read".into()),
+                ToolKind::Read,
+                "the call's credentials lack scope orders.read",
+            ),
+            (DomainError::Unauthenticated, ToolKind::Read, "credentials"),
+            (DomainError::Forbidden, ToolKind::Read, "caller's access"),
+            (DomainError::NotFound, ToolKind::Read, "not found"),
+            (DomainError::CursorInvalid, ToolKind::Read, "cursor"),
+            (
+                DomainError::ExpectedStateMismatch {
+                    current: "paused".into(),
+                    allowed: vec![],
+                },
+                ToolKind::Write,
+                "current state is paused",
+            ),
+            (
+                DomainError::OrderStatusPrecondition {
+                    from: "received".into(),
+                    to: "ready".into(),
+                    current: None,
+                },
+                ToolKind::Write,
+                "from received it can move to: accepted",
+            ),
+            (
+                DomainError::Dependency(crate::domain::Dependency::Database, "db:5432".into()),
+                ToolKind::Read,
+                "retry shortly",
+            ),
+            (DomainError::DeadlineExceeded, ToolKind::Read, "deadline"),
+            (
+                DomainError::DeadlineExceeded,
+                ToolKind::Write,
+                "may have taken effect",
+            ),
+            (DomainError::OutputTooLarge, ToolKind::Read, "smaller page"),
+            (DomainError::WritesDisabled, ToolKind::Write, "switched off"),
+            (
+                DomainError::IdempotencyMismatch,
+                ToolKind::Write,
+                "idempotency_key",
+            ),
+            (
+                DomainError::OperationInProgress {
+                    retry_after: Duration::from_secs(1),
+                },
+                ToolKind::Write,
+                "RetryInfo",
+            ),
+            (
+                DomainError::Unavailable(AbsentOperation::OrderCancellation),
+                ToolKind::Write,
+                "not available",
+            ),
+            (
+                DomainError::Internal("secret".into()),
+                ToolKind::Read,
+                "internal error",
+            ),
+        ];
+        for (error, kind, needle) in cases {
+            let label = format!("{error:?}");
+            let typed = typed_status(error, kind);
+            let decoded = decode_status(&typed);
+            assert!(
+                typed.message().contains(needle),
+                "{label}: {}",
+                typed.message()
+            );
+            for word in MCP_WORDING {
+                assert!(
+                    !typed.message().contains(word),
+                    "{label}: {:?} has MCP wording {word:?}",
+                    typed.message()
+                );
+            }
+            assert_eq!(decoded.message, typed.message());
+            // The rich status in the details repeats the same code and message.
+            let rich = <tonic_types::pb::Status as prost::Message>::decode(typed.details())
+                .expect("a google.rpc.Status in the details");
+            assert_eq!(rich.message, typed.message(), "{label}");
+            assert_eq!(rich.code, typed.code() as i32, "{label}");
+            if label.starts_with("InvalidArguments") {
+                assert_eq!(typed.code(), tonic::Code::InvalidArgument);
+                assert_eq!(decoded.violations, vec![violation.clone()]);
+            }
+        }
+        let refused = typed_status(
+            DomainError::ScopeRequired("orders.read".into()),
+            ToolKind::Read,
+        );
+        let decoded = decode_status(&refused);
+        assert_eq!(decoded.code, ErrorCode::ScopeRequired);
+        assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+        assert!(
+            decoded
+                .metadata
+                .contains(&("scope".to_owned(), "orders.read".to_owned()))
+        );
     }
 
     #[test]

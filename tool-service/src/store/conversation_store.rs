@@ -7,7 +7,7 @@ use std::future::Future;
 
 use sqlx::QueryBuilder;
 
-use super::sql::Dialect;
+use super::sql::{Dialect, push_page_limit};
 use super::{Owner, PgStore, SqliteStore};
 use crate::domain::{ConversationFilter, DomainError, PageRequest, SortOrder};
 
@@ -145,11 +145,11 @@ pub(crate) fn conversations_query<DB: Dialect>(
         push_past(&mut qb, "v.last_message_at_ms", "v.id", at, filter.sort);
     }
     qb.push(if filter.sort.oldest_first() {
-        " ORDER BY v.last_message_at_ms ASC, v.id ASC LIMIT "
+        " ORDER BY v.last_message_at_ms ASC, v.id ASC"
     } else {
-        " ORDER BY v.last_message_at_ms DESC, v.id DESC LIMIT "
+        " ORDER BY v.last_message_at_ms DESC, v.id DESC"
     });
-    DB::bind_int(&mut qb, i64::from(page.limit) + 1);
+    push_page_limit(&mut qb, page);
     Ok(qb)
 }
 
@@ -174,11 +174,11 @@ pub(crate) fn messages_query<DB: Dialect>(
         push_past(&mut qb, "created_at_ms", "id", at, sort);
     }
     qb.push(if sort.oldest_first() {
-        " ORDER BY created_at_ms ASC, id ASC LIMIT "
+        " ORDER BY created_at_ms ASC, id ASC"
     } else {
-        " ORDER BY created_at_ms DESC, id DESC LIMIT "
+        " ORDER BY created_at_ms DESC, id DESC"
     });
-    DB::bind_int(&mut qb, i64::from(page.limit) + 1);
+    push_page_limit(&mut qb, page);
     Ok(qb)
 }
 

@@ -5,7 +5,7 @@ use std::future::Future;
 
 use sqlx::QueryBuilder;
 
-use super::sql::Dialect;
+use super::sql::{Dialect, push_page_limit};
 use super::{OrderRecord, Owner, PgStore, SqliteStore};
 use crate::domain::{CustomerFilter, DomainError, PageRequest};
 
@@ -63,7 +63,7 @@ const RECENT_ORDERS: &str = "SELECT o.id, o.number, o.organization_id, o.locatio
      o.created_at_ms, o.updated_at_ms \
      FROM orders o JOIN locations l ON l.id = o.location_id \
      JOIN customers c ON c.id = o.customer_id \
-     WHERE o.customer_id = $1 ORDER BY o.created_at_ms DESC, o.id DESC LIMIT $2";
+     WHERE o.customer_id = $1 ORDER BY o.created_at_ms DESC, o.id DESC LIMIT ";
 
 /// ` AND o.location_id = <location>` when narrowed to a location.
 fn push_order_location<DB: Dialect>(qb: &mut QueryBuilder<DB>, location_id: Option<&str>) {
@@ -132,8 +132,8 @@ pub(crate) fn customers_query<DB: Dialect>(
         DB::bind_text(&mut qb, &after.id);
         qb.push("))");
     }
-    qb.push(" ORDER BY c.display_name, c.id LIMIT ");
-    DB::bind_int(&mut qb, i64::from(page.limit) + 1);
+    qb.push(" ORDER BY c.display_name, c.id");
+    push_page_limit(&mut qb, page);
     qb
 }
 
@@ -187,10 +187,12 @@ macro_rules! impl_customer_store {
                 customer_id: &str,
                 limit: u32,
             ) -> Result<Vec<OrderRecord>, DomainError> {
+                // The limit is written into the text, not bound (see
+                // `sql::push_page_limit`); it is a number.
+                let sql = format!("{RECENT_ORDERS}{limit}");
                 self.guard(
-                    sqlx::query_as(RECENT_ORDERS)
+                    sqlx::query_as(sqlx::AssertSqlSafe(sql))
                         .bind(customer_id)
-                        .bind(i64::from(limit))
                         .fetch_all(self.pool()),
                 )
                 .await

@@ -1,5 +1,6 @@
 //! The PostgreSQL store (production): a pool that fails fast when the server
-//! is unreachable, with the statement timeout set on every connection.
+//! is unreachable, with the statement timeout set on every connection and
+//! shortened to the caller's remaining deadline while a call holds it.
 
 use std::future::Future;
 use std::str::FromStr;
@@ -30,9 +31,26 @@ impl PgStore {
             .map_err(|_| DomainError::Internal("invalid PostgreSQL URL".to_owned()))?
             .application_name("chataigne-tools")
             .options([("statement_timeout", timeout_ms)]);
+        let pool_wide = options.statement_timeout;
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.connect_timeout)
+            // The caller's deadline reaches every statement: a connection
+            // taken within a call's deadline bounds its statements by what
+            // remains of it, and is back to the pool-wide timeout once released.
+            .after_connect(move |conn, _| Box::pin(bound_by_call_deadline(conn, pool_wide)))
+            .before_acquire(move |conn, _| {
+                Box::pin(async move {
+                    bound_by_call_deadline(conn, pool_wide).await?;
+                    Ok(true)
+                })
+            })
+            .after_release(|conn, _| {
+                Box::pin(async move {
+                    sqlx::query("RESET statement_timeout").execute(conn).await?;
+                    Ok(true)
+                })
+            })
             .connect_with(connect);
         let pool = tokio::time::timeout(options.connect_timeout, pool)
             .await
@@ -92,6 +110,26 @@ impl PgStore {
         })?;
         self.backfill_search_columns().await
     }
+}
+
+/// Within a call's deadline (`tools::deadline`), bounds the statements of
+/// the connection by what remains of it, when shorter than the pool-wide
+/// timeout; outside a call, leaves the connection as it is.
+async fn bound_by_call_deadline(
+    conn: &mut PgConnection,
+    pool_wide: Duration,
+) -> Result<(), sqlx::Error> {
+    let Some(remaining) = crate::tools::deadline::remaining() else {
+        return Ok(());
+    };
+    if remaining >= pool_wide {
+        return Ok(());
+    }
+    let ms = remaining.as_millis().clamp(1, i32::MAX as u128);
+    sqlx::query(sqlx::AssertSqlSafe(format!("SET statement_timeout = {ms}")))
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 /// Bounds every later statement of the current transaction by `limit`

@@ -112,8 +112,22 @@ fn push_list<DB: Dialect>(qb: &mut QueryBuilder<DB>, values: &[String]) {
     qb.push(")");
 }
 
-fn fetch_limit(page: &PageRequest) -> i64 {
-    i64::from(page.limit) + 1
+/// ` LIMIT <page.limit + 1>`, written into the SQL text rather than bound.
+///
+/// A bound `LIMIT $n` makes PostgreSQL plan the statement again at every
+/// execution (its generic plan cannot estimate an unknown limit, so it keeps
+/// choosing custom plans) and SQLite re-prepare it; a literal lets both reuse
+/// one prepared plan per page size. Page sizes come from a small fixed range
+/// (1..=`MAX_LIMIT`), so each list query has at most that many statements.
+/// `list_queries_prepare_their_page_size_as_a_literal_on_postgres` (store suite)
+/// holds this in place.
+pub(crate) fn push_page_limit<DB: Dialect>(qb: &mut QueryBuilder<DB>, page: &PageRequest) {
+    push_limit(qb, u64::from(page.limit) + 1);
+}
+
+/// ` LIMIT <rows>` as a literal (see [`push_page_limit`]).
+pub(crate) fn push_limit<DB: Dialect>(qb: &mut QueryBuilder<DB>, rows: u64) {
+    qb.push(format_args!(" LIMIT {rows}"));
 }
 
 /// Organizations visible in `scope`, by (name, id); `None` when the scope is empty.
@@ -148,8 +162,8 @@ pub(crate) fn organizations_query<DB: Dialect>(
         DB::bind_text(&mut qb, &after.id);
         qb.push(")");
     }
-    qb.push(" ORDER BY o.name, o.id LIMIT ");
-    DB::bind_int(&mut qb, fetch_limit(page));
+    qb.push(" ORDER BY o.name, o.id");
+    push_page_limit(&mut qb, page);
     Some(qb)
 }
 
@@ -175,8 +189,8 @@ pub(crate) fn locations_query<DB: Dialect>(
         DB::bind_text(&mut qb, &after.id);
         qb.push(")");
     }
-    qb.push(" ORDER BY l.name, l.id LIMIT ");
-    DB::bind_int(&mut qb, fetch_limit(page));
+    qb.push(" ORDER BY l.name, l.id");
+    push_page_limit(&mut qb, page);
     Some(qb)
 }
 
@@ -259,7 +273,7 @@ pub(crate) fn orders_query<DB: Dialect>(
             .map(|key| Branch { key, status: None })
             .collect()
     };
-    let limit = fetch_limit(page);
+    let limit = u64::from(page.limit) + 1;
     let mut qb = QueryBuilder::new(concat!(order_columns!(), " FROM ("));
     let merged = branches.len() > 1;
     for (i, branch) in branches.iter().enumerate() {
@@ -279,9 +293,9 @@ pub(crate) fn orders_query<DB: Dialect>(
     };
     if merged {
         qb.push(format_args!(
-            " ORDER BY created_at_ms {direction}, id {direction} LIMIT "
+            " ORDER BY created_at_ms {direction}, id {direction}"
         ));
-        DB::bind_int(&mut qb, limit);
+        push_limit(&mut qb, limit);
     }
     qb.push(concat!(
         ") AS p JOIN orders o ON o.id = p.id",
@@ -298,7 +312,7 @@ fn push_branch<DB: Dialect>(
     branch: &Branch<'_>,
     filter: &OrderFilter,
     after: Option<(i64, &str)>,
-    limit: i64,
+    limit: u64,
 ) {
     qb.push("SELECT id, created_at_ms FROM orders WHERE ");
     match branch.key {
@@ -363,11 +377,11 @@ fn push_branch<DB: Dialect>(
         qb.push(")");
     }
     qb.push(if oldest_first {
-        " ORDER BY created_at_ms ASC, id ASC LIMIT "
+        " ORDER BY created_at_ms ASC, id ASC"
     } else {
-        " ORDER BY created_at_ms DESC, id DESC LIMIT "
+        " ORDER BY created_at_ms DESC, id DESC"
     });
-    DB::bind_int(qb, limit);
+    push_limit(qb, limit);
 }
 
 /// Implements `Store` for a backend type with a `pool` field and the inherent

@@ -7,7 +7,7 @@
 use sqlx::QueryBuilder;
 
 use super::seed::{DiscountRow, IntegrationRow, SettingsRow};
-use super::sql::Dialect;
+use super::sql::{Dialect, push_page_limit};
 use crate::domain::{CatalogFilter, PageRequest, SettingsSection, contains_pattern};
 
 /// The order intake in force at the bound time `?now`: an ended pause is over.
@@ -79,10 +79,6 @@ const DISCOUNT_IN_FORCE: (&str, &str, &str) = (
     "))",
 );
 
-fn fetch_limit(page: &PageRequest) -> i64 {
-    i64::from(page.limit) + 1
-}
-
 /// `AND (name, id) > (key, id)` after a page position.
 fn push_after<DB: Dialect>(qb: &mut QueryBuilder<DB>, column: &str, page: &PageRequest) {
     if let Some(after) = &page.after {
@@ -146,8 +142,8 @@ pub(crate) fn catalog_items_query<DB: Dialect>(
         qb.push(" ESCAPE '\\'");
     }
     push_after(&mut qb, "i.name", page);
-    qb.push(" ORDER BY i.name, i.id LIMIT ");
-    DB::bind_int(&mut qb, fetch_limit(page));
+    qb.push(" ORDER BY i.name, i.id");
+    push_page_limit(&mut qb, page);
     qb
 }
 
@@ -185,8 +181,8 @@ pub(crate) fn discounts_query<DB: Dialect>(
         qb.push(DISCOUNT_IN_FORCE.2);
     }
     push_after(&mut qb, "name", page);
-    qb.push(" ORDER BY name, id LIMIT ");
-    DB::bind_int(&mut qb, fetch_limit(page));
+    qb.push(" ORDER BY name, id");
+    push_page_limit(&mut qb, page);
     qb
 }
 
@@ -200,8 +196,8 @@ pub(crate) fn integrations_query<DB: Dialect>(
     );
     push_location_or_organization(&mut qb, organization_id, location_id);
     push_after(&mut qb, "name", page);
-    qb.push(" ORDER BY name, id LIMIT ");
-    DB::bind_int(&mut qb, fetch_limit(page));
+    qb.push(" ORDER BY name, id");
+    push_page_limit(&mut qb, page);
     qb
 }
 

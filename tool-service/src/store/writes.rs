@@ -8,7 +8,12 @@
 //! PostgreSQL also takes a transaction-scoped advisory lock on the key hash
 //! (a duplicate running elsewhere is reported as in progress instead of
 //! waiting) and bounds the transaction's statements with the caller's
-//! remaining deadline (`SET LOCAL statement_timeout`). SQLite starts the
+//! remaining deadline (`SET LOCAL statement_timeout`). A write whose caller
+//! goes away (the gateway crashed or cancelled the call, the deadline
+//! passed) is cancelled in the server at once (`pg_cancel_backend` on its
+//! own transaction): its transaction rolls back and frees the key's lock
+//! within moments, so a retry runs afresh instead of hearing "in progress"
+//! from a transaction nobody waits for. SQLite starts the
 //! transaction `IMMEDIATE` (one writer, waiting up to the busy timeout) and is
 //! bounded by the caller's timeout around the whole call.
 
@@ -152,6 +157,55 @@ const INSERT_LOCATION: &str = "INSERT INTO locations \
       status, created_at_ms, updated_at_ms) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'accepting', $10, $10)";
 
+/// The transaction (backend pid, start in µs) of `apply_once` on PostgreSQL.
+const OWN_TRANSACTION: &str =
+    "SELECT pg_backend_pid(), (extract(epoch FROM now()) * 1000000)::int8";
+/// Cancels the running statement of that backend if it is still in that
+/// transaction (never a later one of the same connection).
+const CANCEL_ABANDONED: &str = "SELECT pg_cancel_backend(pid) FROM pg_stat_activity \
+     WHERE pid = $1 AND (extract(epoch FROM xact_start) * 1000000)::int8 = $2";
+
+/// Armed while a PostgreSQL write transaction runs; dropped armed (its
+/// future abandoned before commit or rollback), it cancels the
+/// transaction's statement from another connection of the pool.
+struct CancelOnDrop {
+    target: Option<(sqlx::PgPool, i32, i64)>,
+}
+
+impl CancelOnDrop {
+    /// Nothing to cancel (SQLite: the work stops with its connection).
+    fn none() -> CancelOnDrop {
+        CancelOnDrop { target: None }
+    }
+
+    /// The transaction ended normally: nothing to cancel.
+    fn disarm(mut self) {
+        self.target = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some((pool, pid, started_us)) = self.target.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        tracing::info!("idempotent write abandoned by its caller: cancelling its transaction");
+        runtime.spawn(async move {
+            if let Err(error) = sqlx::query(CANCEL_ABANDONED)
+                .bind(pid)
+                .bind(started_us)
+                .execute(&pool)
+                .await
+            {
+                tracing::warn!(%error, "abandoned write not cancelled; the statement timeout ends it");
+            }
+        });
+    }
+}
+
 /// A 64-bit advisory lock id from a hex key hash.
 fn lock_id(key_hash: &str) -> i64 {
     key_hash
@@ -161,7 +215,8 @@ fn lock_id(key_hash: &str) -> i64 {
 }
 
 /// Implements [`IdempotentWrites`] for a store with `pool()` from one body;
-/// `$begin` opens the transaction and `$bound` applies the per-call bound.
+/// `$begin` opens the transaction (with the per-call bound and the backend's
+/// lock) and gives it with its [`CancelOnDrop`].
 macro_rules! impl_writes {
     ($store:ty, $db:ty, |$tx:ident, $pool:ident, $claim:ident, $timeout:ident| $begin:block) => {
         impl IdempotentWrites for $store {
@@ -183,7 +238,7 @@ macro_rules! impl_writes {
             ) -> Result<Applied, DomainError> {
                 let $pool = self.pool();
                 let work = async {
-                    let mut $tx = $begin;
+                    let (mut $tx, cancel) = $begin;
                     sqlx::query(DELETE_EXPIRED)
                         .bind(&$claim.key_hash)
                         .bind($claim.now_ms)
@@ -206,6 +261,7 @@ macro_rules! impl_writes {
                                 .fetch_one(&mut *$tx)
                                 .await?;
                         $tx.rollback().await?;
+                        cancel.disarm();
                         return Ok(Applied::Existing {
                             request_hash,
                             result_json,
@@ -263,6 +319,7 @@ macro_rules! impl_writes {
                         }
                     }
                     $tx.commit().await?;
+                    cancel.disarm();
                     Ok::<Applied, DomainError>(Applied::Done)
                 };
                 match $timeout {
@@ -281,6 +338,11 @@ impl_writes!(
     sqlx::Postgres,
     |tx, pool, claim, timeout| {
         let mut tx = pool.begin().await?;
+        let (pid, started_us): (i32, i64) =
+            sqlx::query_as(OWN_TRANSACTION).fetch_one(&mut *tx).await?;
+        let cancel = CancelOnDrop {
+            target: Some((pool.clone(), pid, started_us)),
+        };
         if let Some(limit) = timeout {
             super::postgres::set_local_statement_timeout(&mut tx, limit).await?;
         }
@@ -289,11 +351,12 @@ impl_writes!(
             .fetch_one(&mut *tx)
             .await?;
         if !locked {
+            cancel.disarm();
             return Err(DomainError::OperationInProgress {
                 retry_after: Duration::from_secs(1),
             });
         }
-        tx
+        (tx, cancel)
     }
 );
 
@@ -302,7 +365,10 @@ impl_writes!(
     sqlx::Sqlite,
     |tx, pool, claim, timeout| {
         let _ = (claim, timeout);
-        pool.begin_with("BEGIN IMMEDIATE").await?
+        (
+            pool.begin_with("BEGIN IMMEDIATE").await?,
+            CancelOnDrop::none(),
+        )
     }
 );
 

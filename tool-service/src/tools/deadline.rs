@@ -1,8 +1,9 @@
-//! The caller's deadline inside the tool-service: the gRPC adapter reads the
-//! `grpc-timeout` the caller set and runs the call within it; store calls
-//! read what remains to bound their own work (e.g. PostgreSQL's
-//! `SET LOCAL statement_timeout` in write transactions), so work stops
-//! downstream when the caller has given up.
+//! The caller's deadline inside the tool-service: the gRPC runner reads the
+//! `grpc-timeout` the caller set and runs every RPC within it; the store
+//! reads what remains to bound its own work (PostgreSQL's statement timeout
+//! of each connection taken during the call, `SET LOCAL statement_timeout`
+//! in write transactions and the analytics query), so work stops downstream
+//! when the caller has given up.
 
 use std::future::Future;
 use std::time::{Duration, Instant};

@@ -4,7 +4,11 @@
 //! and that record commit in one transaction (`store::writes`), and a retry
 //! is answered from the record: replayed when the arguments match,
 //! `IdempotencyMismatch` otherwise. A duplicate arriving while the first runs
-//! in this process is refused at once with `OperationInProgress`.
+//! in this process is refused at once with `OperationInProgress`. The
+//! in-flight entry lives exactly as long as the call's future: a caller that
+//! goes away (gateway crashed, RPC reset, deadline passed) drops it, and its
+//! PostgreSQL transaction is cancelled in the server (`store::writes`), so a
+//! key is never "in progress" with nobody working on it.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};

@@ -535,14 +535,26 @@ impl<S: Store, A: Access> Tools<S, A> {
         arguments: Value,
         ctx: &CallContext,
     ) -> Result<CallResult, DomainError> {
+        let writes = ToolId::by_name(name).is_some_and(|id| id.spec().kind == ToolKind::Write);
+        if writes {
+            self.ensure_writes_enabled().await?;
+        }
+        self.call_past_the_switch(name, arguments, ctx).await
+    }
+
+    /// [`Tools::call`] for a caller that has read the write switch itself
+    /// (the gRPC runner, which gates every RPC in one place).
+    pub(crate) async fn call_past_the_switch(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: &CallContext,
+    ) -> Result<CallResult, DomainError> {
         let entry = self
             .catalog
             .iter()
             .find(|entry| entry.spec.name == name)
             .ok_or_else(|| DomainError::UnknownTool(name.to_owned()))?;
-        if entry.spec.kind == ToolKind::Write {
-            self.ensure_writes_enabled().await?;
-        }
         let arguments = without_nulls(arguments);
         if let Some(operation) = absent_operation(entry.spec.name, &arguments) {
             return Err(DomainError::Unavailable(operation));

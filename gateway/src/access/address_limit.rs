@@ -1,0 +1,98 @@
+//! The per-address limit of one request, counted exactly once: before the
+//! token for every method but `tools/call`, and for `tools/call` together
+//! with the per-tool limit in the same Redis round trip, once both keys are
+//! known (or alone, at the end, when the call stopped before its tool limit).
+//! An address Redis already refused is refused before any token work, from
+//! the limiter's memory of that refusal and without a round trip.
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::access::rate_limit::{self, Quota, Verdict};
+use crate::edge::allowlist::ClientAddress;
+use crate::error::GatewayError;
+use crate::ops::counters::{Limit, Store};
+use crate::state::AppState;
+use crate::stores::redis_conn::StoreUnavailable;
+
+/// The address limit a request still owes.
+pub struct AddressLimit {
+    /// The client and its store key; `None` when the address is unknown.
+    client: Option<(IpAddr, String)>,
+    per_minute: u32,
+    counted: AtomicBool,
+}
+
+impl AddressLimit {
+    /// The limit of `client` under the configured quota.
+    pub fn new(state: &AppState, client: Option<ClientAddress>) -> AddressLimit {
+        let client = client.map(|ClientAddress(ip)| {
+            let ip = ip.to_canonical();
+            (ip, rate_limit::key("address", &[&ip.to_string()]))
+        });
+        AddressLimit {
+            client,
+            per_minute: state.config.rate_limits.per_ip_per_minute,
+            counted: AtomicBool::new(false),
+        }
+    }
+
+    /// Refuses at once an address whose refusal by Redis still holds.
+    pub fn refuse_if_known(&self, state: &AppState) -> Result<(), GatewayError> {
+        let Some((_, key)) = &self.client else {
+            return Ok(());
+        };
+        match state.limiter.known_refusal(key) {
+            Some(retry_after) => Err(self.refused(state, retry_after)),
+            None => Ok(()),
+        }
+    }
+
+    /// The quota to count with the call's other limits, the first time only
+    /// (it is then counted).
+    pub fn take(&self) -> Option<Quota<'_>> {
+        let (_, key) = self.client.as_ref()?;
+        if self.counted.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        Some(Quota {
+            key,
+            limit: self.per_minute,
+        })
+    }
+
+    /// Counts the address alone unless it was counted already. A store
+    /// failure lets the request through (fail-open, counted): the per-user
+    /// limits still apply.
+    pub async fn count_alone(&self, state: &AppState) -> Result<(), GatewayError> {
+        let Some(quota) = self.take() else {
+            return Ok(());
+        };
+        match state.limiter.check_all(&[quota]).await {
+            Ok(Verdict::Allowed) => Ok(()),
+            Ok(Verdict::Limited { retry_after, .. }) => Err(self.refused(state, retry_after)),
+            Err(error) => {
+                served_without_limits(state, &error);
+                Ok(())
+            }
+        }
+    }
+
+    /// The refusal of this address, counted and logged (the address at info:
+    /// it is the client's, not a secret).
+    pub fn refused(&self, state: &AppState, retry_after: Duration) -> GatewayError {
+        state.metrics.rate_limited(Limit::Address);
+        if let Some((client, _)) = &self.client {
+            tracing::info!(client = %client, "request refused by the per-address limit");
+        }
+        GatewayError::AddressRateLimited { retry_after }
+    }
+}
+
+/// A limit check the store could not answer: the request is served without
+/// it (fail-open), with a warning and a count.
+pub fn served_without_limits(state: &AppState, error: &StoreUnavailable) {
+    state.metrics.served_without(Store::RateLimit);
+    tracing::warn!(store = "rate_limit", %error, "store unavailable: request served without a limit check");
+}

@@ -1,0 +1,246 @@
+//! Authentication at the edge: the bearer token of each POST is exchanged with
+//! the auth-service for a principal and a short-lived principal assertion. The
+//! user's token goes nowhere else; backends only ever see the assertion.
+//!
+//! Credentials are read strictly: exactly one `Authorization` header (two
+//! are refused with 400 before either is read), the `Bearer` scheme only
+//! (case-insensitive, RFC 9110 §11.1), separated by spaces from a token68
+//! value (RFC 9110 §11.2; RFC 6750 §2.1). Anything else counts as no token.
+
+use std::time::Duration;
+
+use chataigne_common::codes::decode_status;
+use chataigne_common::{Category, ErrorCode};
+use chataigne_proto::auth::v1::AuthenticateRequest;
+use http::{HeaderMap, header};
+
+use crate::endpoints::Endpoint;
+use crate::error::GatewayError;
+use crate::ops::counters::Dependency;
+use crate::state::AppState;
+
+/// Who is calling, as the auth-service vouches for it.
+#[derive(Clone)]
+pub struct Principal {
+    pub user_id: String,
+    pub client_id: String,
+    /// Granted scopes still covered by the live consent.
+    pub scopes: Vec<String>,
+    /// Signed assertion presented to the tool-service.
+    pub assertion: String,
+}
+
+impl std::fmt::Debug for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Principal")
+            .field("user_id", &self.user_id)
+            .field("client_id", &self.client_id)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Principal {
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+}
+
+/// Refuses a request carrying more than one `Authorization` header, before
+/// any of them is read (which one a proxy or a library would pick differs).
+pub fn single_authorization(headers: &HeaderMap) -> Result<(), GatewayError> {
+    if headers
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
+        tracing::info!(
+            reason = "ambiguous_credentials",
+            "request refused: more than one Authorization header"
+        );
+        return Err(GatewayError::AmbiguousCredentials);
+    }
+    Ok(())
+}
+
+/// Whether `value` is a token68: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~"
+/// / "+" / "/" ) *"="`.
+fn is_token68(value: &str) -> bool {
+    let body = value.trim_end_matches('=');
+    !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
+}
+
+/// The token of the one `Authorization: Bearer <token68>` header, if any.
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim_start_matches(' ');
+    (scheme.eq_ignore_ascii_case("bearer") && is_token68(token)).then_some(token)
+}
+
+/// The reason counted for a refused token: the auth-service's `reason`
+/// metadata, else the refusal's code.
+fn refusal_reason(decoded: &chataigne_common::codes::DecodedStatus) -> &str {
+    decoded
+        .metadata
+        .iter()
+        .find(|(key, _)| key == "reason")
+        .map_or(decoded.code.as_str(), |(_, reason)| reason.as_str())
+}
+
+/// Authenticates the request for `endpoint`: 401 when no valid token, 503 (never
+/// 401) when the auth-service cannot answer in time. The request id travels as
+/// `x-request-id` for the auth-service's log line; the token goes nowhere else.
+pub async fn authenticate(
+    state: &AppState,
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    request_id: &str,
+    deadline: Duration,
+) -> Result<Principal, GatewayError> {
+    let metrics = &state.metrics;
+    let refused = |token_presented| GatewayError::Unauthenticated {
+        metadata_url: endpoint.metadata_url.clone(),
+        token_presented,
+    };
+    let Some(token) = bearer_token(headers) else {
+        metrics.auth_failure("missing_token");
+        return Err(refused(false));
+    };
+    // Known down or hung (its breaker is open): refused at once.
+    if state.backends.auth_breaker.is_open() {
+        metrics.dependency_error(Dependency::AuthService);
+        return Err(GatewayError::AuthUnavailable);
+    }
+    let mut request = tonic::Request::new(AuthenticateRequest {
+        access_token: token.to_owned(),
+        resource: endpoint.resource.clone(),
+    });
+    request.set_timeout(deadline);
+    chataigne_common::trace_context::inject(request.metadata_mut());
+    if let Ok(value) = tonic::metadata::MetadataValue::try_from(request_id) {
+        request.metadata_mut().insert("x-request-id", value);
+    }
+    let mut client = state.backends.auth.clone();
+    let unavailable = GatewayError::AuthUnavailable;
+    let response = match tokio::time::timeout(deadline, client.authenticate(request)).await {
+        Err(_elapsed) => {
+            metrics.dependency_error(Dependency::AuthService);
+            tracing::warn!("auth-service did not answer within its deadline");
+            return Err(unavailable);
+        }
+        Ok(Ok(response)) => response.into_inner(),
+        Ok(Err(status)) => {
+            let decoded = decode_status(&status);
+            if decoded.code == ErrorCode::Overloaded {
+                metrics.dependency_error(Dependency::AuthService);
+                tracing::warn!("auth-service overloaded: the token check was shed");
+                return Err(GatewayError::AuthOverloaded {
+                    retry_after: decoded.retry_after,
+                });
+            }
+            return Err(match decoded.code.category() {
+                Category::Authentication
+                | Category::Authorization
+                | Category::Validation
+                | Category::NotFound
+                | Category::Conflict => {
+                    metrics.auth_failure(refusal_reason(&decoded));
+                    refused(true)
+                }
+                Category::RateLimit => {
+                    metrics.auth_failure("rate_limited");
+                    GatewayError::AuthRateLimited {
+                        retry_after: decoded.retry_after,
+                    }
+                }
+                Category::Timeout | Category::Dependency | Category::Internal => {
+                    metrics.dependency_error(Dependency::AuthService);
+                    tracing::warn!(
+                        grpc_code = ?status.code(),
+                        code = decoded.code.as_str(),
+                        "auth-service unavailable"
+                    );
+                    unavailable
+                }
+            });
+        }
+    };
+    match response.principal {
+        Some(principal) if !response.assertion.is_empty() => Ok(Principal {
+            user_id: principal.user_id,
+            client_id: principal.client_id,
+            scopes: principal.scopes,
+            assertion: response.assertion,
+        }),
+        _ => {
+            metrics.dependency_error(Dependency::AuthService);
+            tracing::error!("auth-service answered without a principal or an assertion");
+            Err(unavailable)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn with(values: &[&'static str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(header::AUTHORIZATION, HeaderValue::from_static(value));
+        }
+        headers
+    }
+
+    #[test]
+    fn only_a_bearer_token68_counts() {
+        assert_eq!(bearer_token(&HeaderMap::new()), None);
+        for refused in [
+            "Basic abc",
+            "Bearer ",
+            "Bearer",
+            "Bearertok",
+            "Bearer\ttok",
+            "Bearer tok en",
+            "Bearer tok,other",
+            "Bearer \"tok\"",
+            "Bearer ===",
+            "Token tok",
+            "Bearer tok=a",
+        ] {
+            assert_eq!(bearer_token(&with(&[refused])), None, "{refused:?}");
+        }
+        for (accepted, token) in [
+            ("bearer  tok", "tok"),
+            ("Bearer tok", "tok"),
+            ("BEARER tok", "tok"),
+            ("bEaReR eyJ.a-b_c~d+e/f==", "eyJ.a-b_c~d+e/f=="),
+        ] {
+            assert_eq!(
+                bearer_token(&with(&[accepted])),
+                Some(token),
+                "{accepted:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn two_authorization_headers_are_refused_before_either_is_read() {
+        assert!(single_authorization(&with(&["Bearer good"])).is_ok());
+        assert!(single_authorization(&HeaderMap::new()).is_ok());
+        assert!(matches!(
+            single_authorization(&with(&["Bearer good", "Bearer other"])),
+            Err(GatewayError::AmbiguousCredentials)
+        ));
+        assert!(matches!(
+            single_authorization(&with(&["Bearer good", "Basic x"])),
+            Err(GatewayError::AmbiguousCredentials)
+        ));
+    }
+}

@@ -1,0 +1,151 @@
+//! One tool call over gRPC: the principal assertion and request id as
+//! metadata, the deadline of the tool's class, and every failure (backend
+//! status, expired deadline, unreadable output) decoded into a shared code.
+
+use std::time::{Duration, Instant};
+
+use chataigne_common::ErrorCode;
+use chataigne_common::balance::Balanced;
+use chataigne_common::codes::{DecodedStatus, decode_status};
+use chataigne_proto::tools::v1::CallToolRequest;
+use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
+use tonic::metadata::MetadataValue;
+use tracing::Instrument;
+
+use crate::access::auth::Principal;
+use crate::backends::catalog::{DeadlineClass, Tool};
+use crate::config::Deadlines;
+
+/// A tool's successful output, as the tool-service returned it.
+pub struct Success {
+    /// The envelope's `data`, already valid JSON.
+    pub data: Box<serde_json::value::RawValue>,
+    /// Short human-readable summary.
+    pub text: String,
+    /// Empty when there is no next page.
+    pub next_cursor: String,
+    pub truncated: bool,
+    /// An idempotent write answered from its stored result.
+    pub replayed: bool,
+}
+
+/// A failure the gateway itself detects, with the code's safe message.
+pub fn gateway_failure(code: ErrorCode) -> DecodedStatus {
+    DecodedStatus {
+        code,
+        message: code.default_message().to_owned(),
+        retry_after: None,
+        violations: Vec::new(),
+        metadata: Vec::new(),
+    }
+}
+
+/// The deadline of `class`.
+pub fn deadline(deadlines: &Deadlines, class: DeadlineClass) -> Duration {
+    Duration::from_millis(match class {
+        DeadlineClass::Read => deadlines.read_ms,
+        DeadlineClass::Analytics => deadlines.analytics_ms,
+        DeadlineClass::Write => deadlines.write_ms,
+    })
+}
+
+/// The code of an expired deadline: a write may have taken effect.
+fn timeout_code(tool: &Tool) -> ErrorCode {
+    if tool.write {
+        ErrorCode::OutcomeUnknown
+    } else {
+        ErrorCode::ToolTimeout
+    }
+}
+
+/// What a tool call needs besides the tool itself.
+pub struct CallInput<'a> {
+    pub principal: &'a Principal,
+    /// The arguments object, serialized.
+    pub arguments_json: String,
+    pub locale: String,
+    pub request_id: &'a str,
+    pub deadline: Duration,
+}
+
+/// Calls `tool` on the tool-service, in one span per tool call carrying the
+/// tool name, the request id and the failure code (never the arguments).
+pub async fn call(
+    client: &ToolCatalogClient<Balanced>,
+    tool: &Tool,
+    input: CallInput<'_>,
+) -> Result<Success, DecodedStatus> {
+    // The MCP server span of the call (semantic conventions: named
+    // `tools/call {tool}`, `error.type` and an error status on failure).
+    let span = tracing::info_span!(
+        "tools/call",
+        otel.name = %format!("tools/call {}", tool.name),
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        mcp.method.name = "tools/call",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %tool.name,
+        request_id = %input.request_id,
+        error.type = tracing::field::Empty,
+    );
+    let result = exchange(client, tool, input).instrument(span.clone()).await;
+    if let Err(failure) = &result {
+        span.record("error.type", failure.code.as_str());
+        span.record("otel.status_code", "error");
+    }
+    result
+}
+
+async fn exchange(
+    client: &ToolCatalogClient<Balanced>,
+    tool: &Tool,
+    input: CallInput<'_>,
+) -> Result<Success, DecodedStatus> {
+    let mut request = tonic::Request::new(CallToolRequest {
+        name: tool.name.clone(),
+        arguments_json: input.arguments_json,
+        request_id: input.request_id.to_owned(),
+        locale: input.locale,
+    });
+    let authorization = MetadataValue::try_from(format!("Bearer {}", input.principal.assertion))
+        .map_err(|_| gateway_failure(ErrorCode::InternalError))?;
+    let request_id = MetadataValue::try_from(input.request_id)
+        .map_err(|_| gateway_failure(ErrorCode::InternalError))?;
+    request
+        .metadata_mut()
+        .insert("authorization", authorization);
+    request.metadata_mut().insert("x-request-id", request_id);
+    request.set_timeout(input.deadline);
+    chataigne_common::trace_context::inject(request.metadata_mut());
+
+    let started = Instant::now();
+    let mut client = client.clone();
+    let response = match tokio::time::timeout(input.deadline, client.call_tool(request)).await {
+        Err(_elapsed) => return Err(gateway_failure(timeout_code(tool))),
+        Ok(Ok(response)) => response.into_inner(),
+        Ok(Err(status)) => {
+            // The channel reports its own expiry of `grpc-timeout` as CANCELLED.
+            let expired = status.code() == tonic::Code::DeadlineExceeded
+                || (status.code() == tonic::Code::Cancelled && started.elapsed() >= input.deadline);
+            let mut decoded = decode_status(&status);
+            if expired || decoded.code == ErrorCode::ToolTimeout {
+                let code = timeout_code(tool);
+                if decoded.code != code {
+                    decoded = gateway_failure(code);
+                }
+            }
+            return Err(decoded);
+        }
+    };
+    let data = serde_json::value::RawValue::from_string(response.data_json).map_err(|_| {
+        tracing::error!(tool = %tool.name, "tool-service returned data that is not JSON");
+        gateway_failure(ErrorCode::InternalError)
+    })?;
+    Ok(Success {
+        data,
+        text: response.text,
+        next_cursor: response.next_cursor,
+        truncated: response.truncated,
+        replayed: response.replayed,
+    })
+}

@@ -1,0 +1,493 @@
+//! The tool catalogue of the tool-service, cached for a TTL in one shared
+//! snapshot: each tool's MCP listing is serialized once per fill, and the
+//! policy the gateway enforces (scope, write class, deadline) sits beside it,
+//! with the tool-service's run-time write switch as last read. A failed
+//! refresh keeps the last snapshot and is retried within a second.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use chataigne_common::balance::Balanced;
+use chataigne_proto::tools::v1::{
+    self as pb, ListToolsRequest, tool_catalog_client::ToolCatalogClient,
+};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::config::Profile;
+use crate::ops::breaker::Breaker;
+
+/// Which deadline applies to a call, and which timeout code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadlineClass {
+    Read,
+    Analytics,
+    Write,
+}
+
+/// One tool as the gateway needs it.
+#[derive(Debug)]
+pub struct Tool {
+    pub name: String,
+    pub required_scope: String,
+    /// Whether it changes state (hidden when writes are disabled).
+    pub write: bool,
+    pub deadline: DeadlineClass,
+    /// Takes an `idempotency_key` (the tool-service answers retries from its record).
+    pub idempotent: bool,
+    /// The MCP `Tool` object of `tools/list`, pre-serialized.
+    pub listing: Box<RawValue>,
+    /// The entry of the Connected Apps profile: no `outputSchema` (its
+    /// results carry the payload as text, not as `structuredContent`, and a
+    /// listed output schema would oblige clients to expect structured
+    /// content), and an input schema within the function-declaration subset
+    /// of its models, which has no `additionalProperties` (unknown arguments
+    /// are still refused by the tool-service's validation).
+    pub listing_for_platform: Box<RawValue>,
+}
+
+impl Tool {
+    /// The `tools/list` entry for `profile`.
+    pub fn listing(&self, profile: Profile) -> &RawValue {
+        match profile {
+            Profile::Default => &self.listing,
+            Profile::Google => &self.listing_for_platform,
+        }
+    }
+}
+
+/// The catalogue as fetched at one moment.
+#[derive(Debug)]
+pub struct Snapshot {
+    tools: Vec<Tool>,
+    by_name: HashMap<String, usize>,
+    /// The operator's write switch at the fetch (a listing hint only: the
+    /// tool-service reads it again on every write call).
+    writes_enabled: bool,
+}
+
+impl Snapshot {
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.by_name.get(name).and_then(|&i| self.tools.get(i))
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter()
+    }
+
+    /// Whether the tool-service's run-time write switch was on at the fetch.
+    pub fn writes_enabled(&self) -> bool {
+        self.writes_enabled
+    }
+
+    /// Builds a snapshot from a `ListTools` answer.
+    pub fn from_response(response: pb::ListToolsResponse) -> Snapshot {
+        let mut snapshot = Snapshot::from_descriptors(response.tools);
+        snapshot.writes_enabled = response.writes_enabled;
+        snapshot
+    }
+
+    /// Builds a snapshot (writes enabled), leaving out (and logging) tools
+    /// with unusable schemas.
+    pub fn from_descriptors(descriptors: Vec<pb::ToolDescriptor>) -> Snapshot {
+        let mut tools = Vec::with_capacity(descriptors.len());
+        let mut by_name = HashMap::new();
+        for descriptor in descriptors {
+            match tool(descriptor) {
+                Ok(tool) => {
+                    if by_name.contains_key(&tool.name) {
+                        tracing::warn!(tool = %tool.name, "duplicate tool left out of the catalogue");
+                        continue;
+                    }
+                    by_name.insert(tool.name.clone(), tools.len());
+                    tools.push(tool);
+                }
+                Err((name, why)) => {
+                    tracing::warn!(tool = %name, why, "tool left out of the catalogue");
+                }
+            }
+        }
+        Snapshot {
+            tools,
+            by_name,
+            writes_enabled: true,
+        }
+    }
+}
+
+fn parse_schema(json: &str) -> Option<Map<String, Value>> {
+    match serde_json::from_str(json) {
+        Ok(Value::Object(schema)) => Some(schema),
+        _ => None,
+    }
+}
+
+fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> {
+    let name = descriptor.name.clone();
+    if name.is_empty() {
+        return Err((name, "empty name"));
+    }
+    let input_schema = parse_schema(&descriptor.input_schema_json)
+        .ok_or_else(|| (name.clone(), "input schema is not a JSON object"))?;
+    let output_schema = if descriptor.output_schema_json.trim().is_empty() {
+        None
+    } else {
+        Some(
+            parse_schema(&descriptor.output_schema_json)
+                .ok_or_else(|| (name.clone(), "output schema is not a JSON object"))?,
+        )
+    };
+    // An unspecified kind is treated as a write: the cautious reading.
+    let write = descriptor.kind != pb::ToolKind::Read as i32;
+    let deadline = match pb::DeadlineClass::try_from(descriptor.deadline) {
+        Ok(pb::DeadlineClass::Read) => DeadlineClass::Read,
+        Ok(pb::DeadlineClass::Analytics) => DeadlineClass::Analytics,
+        Ok(pb::DeadlineClass::Write) => DeadlineClass::Write,
+        Ok(pb::DeadlineClass::Unspecified) | Err(_) if write => DeadlineClass::Write,
+        Ok(pb::DeadlineClass::Unspecified) | Err(_) => DeadlineClass::Read,
+    };
+    let hints = descriptor.annotations.unwrap_or(pb::ToolAnnotations {
+        read_only_hint: !write,
+        destructive_hint: write,
+        idempotent_hint: !write,
+        open_world_hint: false,
+    });
+    let mut annotations = Map::new();
+    if !descriptor.title.is_empty() {
+        annotations.insert("title".into(), json!(descriptor.title));
+    }
+    annotations.insert("readOnlyHint".into(), json!(hints.read_only_hint));
+    annotations.insert("destructiveHint".into(), json!(hints.destructive_hint));
+    annotations.insert("idempotentHint".into(), json!(hints.idempotent_hint));
+    annotations.insert("openWorldHint".into(), json!(hints.open_world_hint));
+    let mut listing = Map::new();
+    listing.insert("name".into(), json!(name));
+    if !descriptor.title.is_empty() {
+        listing.insert("title".into(), json!(descriptor.title));
+    }
+    listing.insert("description".into(), json!(descriptor.description));
+    listing.insert("inputSchema".into(), Value::Object(input_schema));
+    if let Some(schema) = output_schema {
+        listing.insert("outputSchema".into(), Value::Object(schema));
+    }
+    listing.insert("annotations".into(), Value::Object(annotations));
+    let serialize = |listing: &Map<String, Value>| {
+        serde_json::value::to_raw_value(listing)
+            .map_err(|_| (name.clone(), "listing does not serialize"))
+    };
+    let full = serialize(&listing)?;
+    listing.remove("outputSchema");
+    if let Some(Value::Object(input)) = listing.get_mut("inputSchema") {
+        input.remove("additionalProperties");
+    }
+    let listing_for_platform = serialize(&listing)?;
+    Ok(Tool {
+        name,
+        required_scope: descriptor.required_scope,
+        write,
+        deadline,
+        idempotent: descriptor.idempotency_key_required,
+        listing: full,
+        listing_for_platform,
+    })
+}
+
+/// How soon a snapshot kept after a failed refresh (or fetched while the
+/// write switch could not be read) is fetched again.
+pub const RETRY_AFTER_FAILURE: Duration = Duration::from_millis(500);
+
+/// The snapshot in use and when it is due for a refresh.
+struct Cached {
+    snapshot: Arc<Snapshot>,
+    refresh_at: Instant,
+}
+
+/// The shared, TTL-bounded cache of the catalogue. A failed refresh keeps
+/// the last snapshot (its tools and its write switch) and tries again after
+/// [`RETRY_AFTER_FAILURE`]; so does a fetch answered while the tool-service
+/// could not read its write switch. While the tool-service's breaker is open
+/// nothing is fetched: the last snapshot is served as it is, and the first
+/// request after the breaker closes refreshes it.
+pub struct Catalog {
+    client: ToolCatalogClient<Balanced>,
+    breaker: Arc<Breaker>,
+    ttl: Duration,
+    fetch_timeout: Duration,
+    current: RwLock<Option<Cached>>,
+    /// Held by the one request refreshing an expired snapshot.
+    refreshing: tokio::sync::Mutex<()>,
+}
+
+impl Catalog {
+    pub fn new(
+        client: ToolCatalogClient<Balanced>,
+        breaker: Arc<Breaker>,
+        ttl: Duration,
+        fetch_timeout: Duration,
+    ) -> Self {
+        Catalog {
+            client,
+            breaker,
+            ttl,
+            fetch_timeout,
+            current: RwLock::new(None),
+            refreshing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The snapshot in use, and whether it is due for a refresh.
+    fn current(&self) -> (Option<Arc<Snapshot>>, bool) {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        match current.as_ref() {
+            Some(cached) => (
+                Some(cached.snapshot.clone()),
+                Instant::now() >= cached.refresh_at,
+            ),
+            None => (None, true),
+        }
+    }
+
+    fn keep(&self, snapshot: Arc<Snapshot>, refresh_in: Duration) {
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(Cached {
+            snapshot,
+            refresh_at: Instant::now() + refresh_in,
+        });
+    }
+
+    /// The current snapshot, fetched again when due; concurrent callers
+    /// wait for a single fetch. Fails only when no snapshot was ever fetched.
+    pub async fn snapshot(&self) -> Result<Arc<Snapshot>, tonic::Status> {
+        if let (Some(snapshot), false) = self.current() {
+            return Ok(snapshot);
+        }
+        if self.breaker.is_open() {
+            return self
+                .current()
+                .0
+                .ok_or_else(|| tonic::Status::unavailable("tool-service known down"));
+        }
+        let _guard = self.refreshing.lock().await;
+        let (last, due) = self.current();
+        if let (Some(snapshot), false) = (&last, due) {
+            return Ok(snapshot.clone());
+        }
+        match self.fetch().await {
+            Ok(response) => {
+                let unknown = response.writes_switch_unknown;
+                let mut snapshot = Snapshot::from_response(response);
+                let refresh_in = if unknown {
+                    // The last known state of the switch stands (off when
+                    // none is known) until it can be read again.
+                    snapshot.writes_enabled = last.as_ref().is_some_and(|s| s.writes_enabled);
+                    RETRY_AFTER_FAILURE
+                } else {
+                    self.ttl
+                };
+                let snapshot = Arc::new(snapshot);
+                self.keep(snapshot.clone(), refresh_in);
+                Ok(snapshot)
+            }
+            Err(status) => match last {
+                Some(snapshot) => {
+                    tracing::warn!(
+                        grpc_code = ?status.code(),
+                        "tool catalogue refresh failed; keeping the last one"
+                    );
+                    self.keep(snapshot.clone(), RETRY_AFTER_FAILURE);
+                    Ok(snapshot)
+                }
+                None => Err(status),
+            },
+        }
+    }
+
+    async fn fetch(&self) -> Result<pb::ListToolsResponse, tonic::Status> {
+        let mut request = tonic::Request::new(ListToolsRequest {});
+        request.set_timeout(self.fetch_timeout);
+        chataigne_common::trace_context::inject(request.metadata_mut());
+        let mut client = self.client.clone();
+        let response = tokio::time::timeout(self.fetch_timeout, client.list_tools(request))
+            .await
+            .map_err(|_| tonic::Status::deadline_exceeded("tool catalogue fetch timed out"))??;
+        Ok(response.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn descriptor(name: &str, input: &str) -> pb::ToolDescriptor {
+        pb::ToolDescriptor {
+            name: name.into(),
+            title: "A title".into(),
+            input_schema_json: input.into(),
+            kind: pb::ToolKind::Read as i32,
+            deadline: pb::DeadlineClass::Analytics as i32,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn listings_are_built_once_and_bad_schemas_left_out() {
+        let snapshot = Snapshot::from_descriptors(vec![
+            descriptor("good", r#"{"type":"object"}"#),
+            descriptor("bad", "not json"),
+        ]);
+        assert!(snapshot.get("bad").is_none());
+        let good = snapshot.get("good").unwrap();
+        assert_eq!(good.deadline, DeadlineClass::Analytics);
+        assert!(!good.write);
+        let listing: Value = serde_json::from_str(good.listing.get()).unwrap();
+        assert_eq!(listing["inputSchema"]["type"], "object");
+        assert_eq!(listing["annotations"]["readOnlyHint"], true);
+        assert_eq!(listing["annotations"]["destructiveHint"], false);
+        assert!(listing.get("outputSchema").is_none());
+    }
+
+    #[test]
+    fn the_platform_listing_has_no_output_schema_and_no_additional_properties() {
+        let mut described = descriptor(
+            "good",
+            r#"{"type":"object","additionalProperties":false,"properties":{}}"#,
+        );
+        described.output_schema_json = r#"{"type":"object"}"#.into();
+        let snapshot = Snapshot::from_descriptors(vec![described]);
+        let tool = snapshot.get("good").unwrap();
+        let full: Value = serde_json::from_str(tool.listing(Profile::Default).get()).unwrap();
+        assert_eq!(full["inputSchema"]["additionalProperties"], false);
+        assert_eq!(full["outputSchema"]["type"], "object");
+        let platform: Value = serde_json::from_str(tool.listing(Profile::Google).get()).unwrap();
+        assert!(platform.get("outputSchema").is_none());
+        assert!(
+            platform["inputSchema"]
+                .get("additionalProperties")
+                .is_none()
+        );
+        assert_eq!(platform["inputSchema"]["type"], "object");
+    }
+
+    #[test]
+    fn the_write_switch_travels_with_the_listing() {
+        let descriptors = vec![descriptor("good", r#"{"type":"object"}"#)];
+        let off = Snapshot::from_response(pb::ListToolsResponse {
+            tools: descriptors.clone(),
+            writes_enabled: false,
+            ..Default::default()
+        });
+        assert!(!off.writes_enabled());
+        assert!(off.get("good").is_some());
+        let on = Snapshot::from_response(pb::ListToolsResponse {
+            tools: descriptors,
+            writes_enabled: true,
+            ..Default::default()
+        });
+        assert!(on.writes_enabled());
+    }
+
+    /// A tool-service whose `ListTools` answers from a script (then
+    /// UNAVAILABLE), counting the fetches.
+    #[derive(Default)]
+    struct Scripted {
+        answers: std::sync::Mutex<
+            std::collections::VecDeque<Result<pb::ListToolsResponse, tonic::Status>>,
+        >,
+        fetches: std::sync::atomic::AtomicUsize,
+    }
+
+    struct Fake(Arc<Scripted>);
+
+    #[tonic::async_trait]
+    impl pb::tool_catalog_server::ToolCatalog for Fake {
+        async fn list_tools(
+            &self,
+            _request: tonic::Request<ListToolsRequest>,
+        ) -> Result<tonic::Response<pb::ListToolsResponse>, tonic::Status> {
+            self.0
+                .fetches
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let next = self.0.answers.lock().unwrap().pop_front();
+            next.unwrap_or_else(|| Err(tonic::Status::unavailable("script over")))
+                .map(tonic::Response::new)
+        }
+
+        async fn call_tool(
+            &self,
+            _request: tonic::Request<pb::CallToolRequest>,
+        ) -> Result<tonic::Response<pb::CallToolResponse>, tonic::Status> {
+            Err(tonic::Status::unimplemented("not in this test"))
+        }
+    }
+
+    fn listing(
+        writes_enabled: bool,
+        unknown: bool,
+    ) -> Result<pb::ListToolsResponse, tonic::Status> {
+        Ok(pb::ListToolsResponse {
+            tools: vec![descriptor("good", r#"{"type":"object"}"#)],
+            writes_enabled,
+            writes_switch_unknown: unknown,
+        })
+    }
+
+    /// The write switch survives a refresh that could not read it and one
+    /// that failed; nothing is fetched while the breaker is open; the first
+    /// refresh after it closes reads the switch again.
+    #[tokio::test]
+    async fn failed_refreshes_keep_the_last_known_write_switch() {
+        let script = Arc::new(Scripted::default());
+        script.answers.lock().unwrap().extend([
+            listing(true, false),
+            listing(false, true),
+            Err(tonic::Status::unavailable("down")),
+            listing(false, false),
+        ]);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(pb::tool_catalog_server::ToolCatalogServer::new(Fake(
+                    script.clone(),
+                )))
+                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+        );
+        let channel = Balanced::fixed(
+            &format!("http://{addr}"),
+            vec![addr],
+            chataigne_common::balance::Options::default(),
+        )
+        .unwrap();
+        let breaker = Breaker::new(crate::ops::counters::Dependency::ToolService);
+        let catalog = Catalog::new(
+            ToolCatalogClient::new(channel),
+            breaker.clone(),
+            Duration::ZERO,
+            Duration::from_secs(5),
+        );
+        let fetches = || script.fetches.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(catalog.snapshot().await.unwrap().writes_enabled());
+        // The switch could not be read: the last known state stands, and it
+        // is asked again soon (not before RETRY_AFTER_FAILURE).
+        assert!(catalog.snapshot().await.unwrap().writes_enabled());
+        assert_eq!(fetches(), 2);
+        assert!(catalog.snapshot().await.unwrap().writes_enabled());
+        assert_eq!(fetches(), 2, "kept until the retry is due");
+        tokio::time::sleep(RETRY_AFTER_FAILURE + Duration::from_millis(50)).await;
+        // The refresh fails: the last snapshot is served.
+        let kept = catalog.snapshot().await.unwrap();
+        assert!(kept.writes_enabled() && kept.get("good").is_some());
+        assert_eq!(fetches(), 3);
+        // Known down: nothing is fetched, the last snapshot is served.
+        for _ in 0..crate::ops::breaker::OPEN_AFTER {
+            breaker.record(false);
+        }
+        tokio::time::sleep(RETRY_AFTER_FAILURE + Duration::from_millis(50)).await;
+        assert!(catalog.snapshot().await.unwrap().writes_enabled());
+        assert_eq!(fetches(), 3);
+        // Back: the first request refreshes, and reads the switch now off.
+        breaker.record(true);
+        assert!(!catalog.snapshot().await.unwrap().writes_enabled());
+        assert_eq!(fetches(), 4);
+    }
+}

@@ -1,0 +1,110 @@
+//! What surrounds one tool call: the tool-service's breaker (a call to a
+//! backend known down fails at once), the rate limits — the request's
+//! per-address limit and the per client × user × tool limit, checked
+//! together in one step (one Redis round trip), the address first — then the
+//! backend call.
+//!
+//! Tools that take an `idempotency_key` get nothing more here: the gateway
+//! never answers a replay, a mismatch or an "in progress" itself. Those
+//! answers depend on who may still act on the target (its real owner, the
+//! caller's membership and role there), which only the tool-service resolves;
+//! it gives them from its durable record (written in the same transaction as
+//! the effect) *after* the same live authorization as a fresh call. So a
+//! removed membership is refused at the next request whatever the key, and
+//! exactly-once needs no second store: the tool-service's record, in-flight
+//! set and database locks decide alone. A cache here would save one hop on a
+//! retry (a replay through the tool-service costs about as much as a small
+//! write) at the price of answering before that check.
+//!
+//! Store failures: the rate limits fail open (the call is served, a warning
+//! and a counter record it; at once while Redis's breaker is open).
+
+use std::time::Duration;
+
+use chataigne_common::codes::DecodedStatus;
+use chataigne_common::{Category, ErrorCode};
+
+use crate::access::address_limit::{self, AddressLimit};
+use crate::access::auth::Principal;
+use crate::access::rate_limit::{self, Quota, Verdict};
+use crate::backends::call::Success;
+use crate::backends::call::{self, CallInput, gateway_failure};
+use crate::backends::catalog::Tool;
+use crate::error::GatewayError;
+use crate::ops::counters::{Dependency, Limit};
+use crate::state::AppState;
+
+fn with_retry(code: ErrorCode, retry_after: Duration) -> DecodedStatus {
+    DecodedStatus {
+        retry_after: Some(retry_after),
+        ..gateway_failure(code)
+    }
+}
+
+/// Calls `tool` under the rate limits. The outer error is the request's
+/// refusal by its address limit, answered like one before the token.
+pub async fn call(
+    state: &AppState,
+    principal: &Principal,
+    address: &AddressLimit,
+    tool: &Tool,
+    input: CallInput<'_>,
+) -> Result<Result<Success, DecodedStatus>, GatewayError> {
+    // Known down or hung (its breaker is open): refused at once, not sent.
+    if state.backends.tools_breaker.is_open() {
+        state.metrics.dependency_error(Dependency::ToolService);
+        return Ok(Err(gateway_failure(ErrorCode::DependencyUnavailable)));
+    }
+    let limits = &state.config.rate_limits;
+    let per_minute = if tool.write {
+        limits.writes_per_minute
+    } else {
+        limits.reads_per_minute
+    };
+    let key = rate_limit::key(
+        "tool",
+        &[&principal.client_id, &principal.user_id, &tool.name],
+    );
+    let tool_quota = Quota {
+        key: &key,
+        limit: per_minute,
+    };
+    let address_quota = address.take();
+    let quotas: &[Quota<'_>] = match &address_quota {
+        Some(address_quota) => &[*address_quota, tool_quota],
+        None => &[tool_quota],
+    };
+    match state.limiter.check_all(quotas).await {
+        Ok(Verdict::Allowed) => {}
+        Ok(Verdict::Limited { which, retry_after }) if which + 1 < quotas.len() => {
+            return Err(address.refused(state, retry_after));
+        }
+        Ok(Verdict::Limited { retry_after, .. }) => {
+            state.metrics.rate_limited(Limit::Tool(&tool.name));
+            return Ok(Err(with_retry(ErrorCode::RateLimited, retry_after)));
+        }
+        Err(error) => address_limit::served_without_limits(state, &error),
+    }
+    let outcome = counted(state, call::call(&state.backends.tools, tool, input).await);
+    if tool.idempotent && outcome.as_ref().is_ok_and(|success| success.replayed) {
+        state.metrics.idempotency_replay();
+    }
+    Ok(outcome)
+}
+
+/// Counts a tool-service failure (unreachable, timed out, or unavailable
+/// itself) as a dependency error; the outcome is returned unchanged.
+fn counted(
+    state: &AppState,
+    outcome: Result<Success, DecodedStatus>,
+) -> Result<Success, DecodedStatus> {
+    if let Err(failure) = &outcome
+        && matches!(
+            failure.code.category(),
+            Category::Dependency | Category::Timeout
+        )
+    {
+        state.metrics.dependency_error(Dependency::ToolService);
+    }
+    outcome
+}

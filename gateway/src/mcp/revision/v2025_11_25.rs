@@ -1,0 +1,115 @@
+//! MCP revision 2025-11-25, served on `/mcp/v1`: its protocol versions and
+//! their negotiation, its header rule (an optional `MCP-Protocol-Version`),
+//! its methods (`initialize`, `ping`, `tools/list`, `tools/call`) and the
+//! `initialize` result — server identity, capabilities and the server
+//! instructions (a declarative hint, no tool names).
+
+use http::HeaderMap;
+use serde_json::{Value, json};
+
+use crate::error::GatewayError;
+use crate::mcp::context::Context;
+use crate::mcp::jsonrpc::{self, Id};
+use crate::mcp::method::McpMethod;
+use crate::mcp::params::{self, CallToolParams, InitializeParams, ListToolsParams, NoParams};
+use crate::mcp::tools;
+
+/// Protocol revisions this endpoint speaks, newest first.
+pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+
+/// The revision offered when the client asks for one we do not speak.
+pub const LATEST_VERSION: &str = "2025-11-25";
+
+/// What the server gives access to and on whose behalf; added to the model's
+/// context by clients, so it describes rather than instructs.
+pub const INSTRUCTIONS: &str = "Chataigne restaurant operations: a restaurant's orders, \
+catalog availability, location settings and status, customer conversations and analytics. \
+Every read and action is performed on behalf of the signed-in restaurant staff member, limited \
+to the organizations and locations of their memberships and to the scopes they consented to. \
+Identifiers are opaque strings; amounts carry their currency and timestamps their UTC offset.";
+
+/// The version both sides speak: the client's when supported, else the latest.
+pub fn negotiate(requested: &str) -> &'static str {
+    SUPPORTED_VERSIONS
+        .iter()
+        .find(|v| **v == requested)
+        .copied()
+        .unwrap_or(LATEST_VERSION)
+}
+
+/// The `initialize` result for a client requesting `requested`.
+pub fn initialize_result(requested: &str) -> Value {
+    json!({
+        "protocolVersion": negotiate(requested),
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": {
+            "name": "chataigne-mcp",
+            "title": "Chataigne",
+            "version": env!("CARGO_PKG_VERSION"),
+        },
+        "instructions": INSTRUCTIONS,
+    })
+}
+
+/// `MCP-Protocol-Version` is optional; when sent, a version of this revision.
+pub fn check_headers(headers: &HeaderMap) -> Result<(), GatewayError> {
+    super::optional_version_header(headers, SUPPORTED_VERSIONS)
+}
+
+/// The revision's method set: requests other than these are not found
+/// (notifications, answered 202, never reach dispatch).
+pub async fn dispatch(
+    ctx: Context<'_>,
+    id: &Id,
+    method: McpMethod,
+    params: Option<Value>,
+) -> Result<Vec<u8>, GatewayError> {
+    match method {
+        McpMethod::Initialize => {
+            let params: InitializeParams = params::parse(id, params)?;
+            let requested = params.protocol_version.valid().ok_or_else(|| {
+                GatewayError::InvalidParams(
+                    id.clone(),
+                    "protocolVersion must be a string".to_owned(),
+                )
+            })?;
+            Ok(jsonrpc::success(id, &initialize_result(&requested)))
+        }
+        McpMethod::Ping => {
+            params::parse::<NoParams>(id, params)?;
+            Ok(jsonrpc::success(id, &json!({})))
+        }
+        McpMethod::ToolsList => {
+            params::parse::<ListToolsParams>(id, params)?;
+            tools::list(ctx, id).await
+        }
+        McpMethod::ToolsCall => {
+            let params: CallToolParams = params::parse(id, params)?;
+            tools::call(ctx, id, params).await
+        }
+        McpMethod::Initialized | McpMethod::Cancelled | McpMethod::Other => {
+            Err(GatewayError::MethodNotFound(id.clone()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negotiates_down_and_falls_back_to_latest() {
+        assert_eq!(negotiate("2025-03-26"), "2025-03-26");
+        assert_eq!(negotiate("2024-11-05"), LATEST_VERSION);
+        assert_eq!(negotiate("2099-01-01"), LATEST_VERSION);
+    }
+
+    #[test]
+    fn instructions_stay_short_and_declarative() {
+        assert!(INSTRUCTIONS.len() < 600);
+        for imperative in ["You must", "Always", "Never", "Use the", "call "] {
+            assert!(!INSTRUCTIONS.contains(imperative), "{imperative}");
+        }
+        assert!(!INSTRUCTIONS.contains("chataigne_"), "no tool names");
+    }
+}

@@ -1,0 +1,5 @@
+//! The shared store of the rate limits: Redis configuration and the
+//! connection with its breaker.
+
+pub mod redis_conn;
+pub mod store_config;

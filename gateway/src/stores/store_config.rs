@@ -1,0 +1,109 @@
+//! Configuration of the shared store behind the rate limits: Redis
+//! (production, shared by every replica) or in-process (embedded mode), and
+//! the per-minute limits. The gateway keeps no idempotency state (the
+//! tool-service's durable records answer retries), so it holds no secret of
+//! the idempotency keys.
+
+use schemars::JsonSchema;
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize, Serializer};
+
+/// Where the rate-limit logs live.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedisConfig {
+    /// `redis://…` (or `rediss://…`), may hold a password; unset: in-process
+    /// stores (one replica only).
+    #[serde(serialize_with = "serialize_optional_secret")]
+    #[schemars(with = "Option<String>", extend("x-secret" = true))]
+    pub url: Option<SecretString>,
+    /// Bound of one connection attempt; a dead Redis fails this fast.
+    pub connect_timeout_ms: u64,
+    /// Bound of one command's answer.
+    pub response_timeout_ms: u64,
+    /// Prefix of every key (several deployments may share one Redis).
+    pub key_prefix: String,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        RedisConfig {
+            url: None,
+            connect_timeout_ms: 250,
+            response_timeout_ms: 250,
+            key_prefix: "chataigne".to_owned(),
+        }
+    }
+}
+
+/// Calls allowed per minute (SPEC §6); 0 switches a limit off.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RateLimits {
+    /// Calls per minute per OAuth client × user × read tool; 0 switches
+    /// this limit off.
+    pub reads_per_minute: u32,
+    /// Calls per minute per OAuth client × user × write tool; 0 switches
+    /// this limit off.
+    pub writes_per_minute: u32,
+    /// Requests per minute per client address, before authentication; 0
+    /// switches this limit off. Connected Apps traffic arrives from a few
+    /// egress addresses: keep this generous.
+    pub per_ip_per_minute: u32,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        RateLimits {
+            reads_per_minute: 1_000,
+            writes_per_minute: 500,
+            per_ip_per_minute: 6_000,
+        }
+    }
+}
+
+/// Checks the Redis settings.
+pub fn validate(redis: &RedisConfig) -> anyhow::Result<()> {
+    if let Some(url) = &redis.url {
+        let url = url.expose_secret();
+        anyhow::ensure!(
+            url.starts_with("redis://") || url.starts_with("rediss://"),
+            "redis.url must start with redis:// or rediss://"
+        );
+    }
+    anyhow::ensure!(
+        redis.connect_timeout_ms > 0 && redis.response_timeout_ms > 0,
+        "redis timeouts must be greater than zero"
+    );
+    Ok(())
+}
+
+fn serialize_optional_secret<S: Serializer>(
+    secret: &Option<SecretString>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match secret {
+        Some(secret) => s.serialize_some(secret.expose_secret()),
+        None => s.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redis_urls_are_checked_and_stay_hidden() {
+        let redis = RedisConfig {
+            url: Some(SecretString::from("redis://:hunter2@127.0.0.1:6379")),
+            ..RedisConfig::default()
+        };
+        validate(&redis).unwrap();
+        assert!(!format!("{redis:?}").contains("hunter2"));
+        let bad = RedisConfig {
+            url: Some(SecretString::from("http://x")),
+            ..RedisConfig::default()
+        };
+        assert!(validate(&bad).is_err());
+    }
+}

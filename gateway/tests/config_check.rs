@@ -1,0 +1,51 @@
+//! `chataigne-gateway config check`: it refuses an invalid configuration,
+//! naming the key and never echoing a secret, and prints a valid one with
+//! every secret redacted (exit status 0). The gateway keeps no idempotency
+//! state, so a leftover idempotency section is refused as unknown.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+fn config_check(env: &[(&str, &str)]) -> (bool, String, String) {
+    chataigne_common::testing::run_with_env(
+        env!("CARGO_BIN_EXE_chataigne-gateway"),
+        &["config", "check"],
+        env,
+    )
+}
+
+const REDIS: (&str, &str) = ("CHATAIGNE_REDIS__URL", "rediss://:hunter2@cache:6380/0");
+
+#[test]
+fn a_redis_url_of_another_scheme_is_refused_without_its_password() {
+    let (ok, out, err) = config_check(&[("CHATAIGNE_REDIS__URL", "http://:hunter2@cache:6380/0")]);
+    assert!(!ok, "{out}");
+    assert!(err.contains("redis.url"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[test]
+fn an_idempotency_section_is_no_gateway_key() {
+    let (ok, _, err) = config_check(&[(
+        "CHATAIGNE_IDEMPOTENCY__SECRET",
+        "idempotency-secret-0123456789abcdef",
+    )]);
+    assert!(!ok);
+    assert!(err.contains("idempotency"), "{err}");
+    assert!(!err.contains("idempotency-secret-0123"), "{err}");
+}
+
+#[test]
+fn a_valid_configuration_is_printed_with_secrets_redacted() {
+    let (ok, out, err) = config_check(&[REDIS, ("CHATAIGNE_RATE_LIMITS__READS_PER_MINUTE", "0")]);
+    assert!(ok, "{err}");
+    assert!(out.contains("reads_per_minute = 0"), "{out}");
+    assert!(out.contains("url = \"<redacted>\""), "{out}");
+    assert!(!out.contains("hunter2"), "{out}");
+}
+
+#[test]
+fn an_invalid_value_fails_naming_the_key() {
+    let (ok, _, err) = config_check(&[("CHATAIGNE_MAX_JSON_DEPTH", "0")]);
+    assert!(!ok);
+    assert!(err.contains("max_json_depth"), "{err}");
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Checks three invariants of ARCHITECTURE.md that code review alone lets rot.
+
+1. Every Rust file opens with a `//!` module doc comment.
+2. The tool-service's domain and storage code, and the auth-service's storage
+   code, never name tonic, axum or hyper: transport stays in the adapters.
+3. No crate depends upward: proto <- common <- services <- launcher <- tests,
+   bench; the three services never depend on one another.
+
+Run by scripts/test.sh before the test suite; exits 1 listing each violation.
+"""
+
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TRANSPORT_FREE = [
+    "tool-service/src/domain",
+    "tool-service/src/store",
+    "auth-service/src/store",
+]
+TRANSPORT = re.compile(r"\b(tonic|axum|hyper)\b")
+LAYERS = {
+    "chataigne-proto": 0,
+    "chataigne-common": 1,
+    "chataigne-gateway": 2,
+    "chataigne-auth": 2,
+    "chataigne-tools": 2,
+    "chataigne": 3,
+    "chataigne-tests": 4,
+    "chataigne-bench": 4,
+}
+
+
+def tracked_rust_files():
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.rs"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout
+    return [ROOT / line for line in out.splitlines() if (ROOT / line).is_file()]
+
+
+def module_docs(files):
+    for path in files:
+        lines = [l for l in path.read_text(encoding="utf-8").splitlines() if l.strip()]
+        if not lines or not lines[0].startswith("//!"):
+            yield f"{path.relative_to(ROOT)}: does not open with a `//!` module doc comment"
+
+
+def transport_free(files):
+    for path in files:
+        rel = path.relative_to(ROOT).as_posix()
+        if not any(rel.startswith(prefix + "/") for prefix in TRANSPORT_FREE):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("//", 1)[0]
+            if TRANSPORT.search(code):
+                yield f"{rel}:{number}: transport crate named in domain/storage code: {line.strip()}"
+
+
+def layering():
+    metadata = json.loads(subprocess.run(
+        ["cargo", "metadata", "--no-deps", "--format-version", "1", "--offline"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout)
+    for package in metadata["packages"]:
+        name = package["name"]
+        if name not in LAYERS:
+            yield f"{name}: a workspace crate without a layer in scripts/check-invariants.py"
+            continue
+        for dependency in package["dependencies"]:
+            target = dependency["name"]
+            if target in LAYERS and dependency.get("kind") != "dev" and LAYERS[target] >= LAYERS[name]:
+                yield f"{name} depends on {target}: a crate may only depend on lower layers"
+
+
+def main():
+    files = tracked_rust_files()
+    problems = [*module_docs(files), *transport_free(files), *layering()]
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} architecture invariant(s) broken", file=sys.stderr)
+        return 1
+    print("architecture invariants hold", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,807 @@
+//! Three requests walked through as a model would, on SQLite and PostgreSQL,
+//! asserting what the model needs to read from each answer's text: "what
+//! orders are waiting, accept the oldest" (with another operator accepting
+//! it first), "item X is sold out until 6 pm" (local time of the location),
+//! and "last month's sales against the month before" (each month's figures
+//! in the text). Beside them, what keeps a model from being misled: the
+//! order status targets it is offered, absent operations refused as such,
+//! one identifier key convention, and French texts in French words.
+
+use chataigne_tests::{Sandbox, demo, envelope};
+use serde_json::{Value, json};
+
+/// `tools/call` of `name`, optionally in `locale` (`_meta.user_locale`).
+async fn call(
+    sandbox: &Sandbox,
+    token: &str,
+    name: &str,
+    arguments: Value,
+    locale: Option<&str>,
+) -> Value {
+    let mut params = json!({"name": name, "arguments": arguments});
+    if let Some(locale) = locale {
+        params["_meta"] = json!({"user_locale": locale});
+    }
+    let (status, body) = sandbox
+        .mcp(
+            token,
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}),
+        )
+        .await;
+    assert_eq!(status, 200, "{name}: {body}");
+    body.get("result")
+        .cloned()
+        .unwrap_or_else(|| panic!("{name}: no result: {body}"))
+}
+
+/// The first text block: what a model reads.
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn data(result: &Value) -> Value {
+    assert_ne!(result["isError"], true, "unexpected error: {result}");
+    envelope(result)["data"].clone()
+}
+
+fn error_code(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "expected an error: {result}");
+    envelope(result)["data"]["error"]["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The identifiers in parentheses that start with `prefix`, in text order:
+/// what a model picks from a list summary.
+fn ids_in(text: &str, prefix: &str) -> Vec<String> {
+    text.split('(')
+        .skip(1)
+        .filter_map(|rest| {
+            let id: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            id.starts_with(prefix).then_some(id)
+        })
+        .collect()
+}
+
+/// The local time a location's answer states, e.g. "2026-03-10T14:02:11+01:00".
+fn local_time_in(text: &str) -> String {
+    let (_, after) = text
+        .split_once("local time ")
+        .unwrap_or_else(|| panic!("the text states the local time: {text}"));
+    after.chars().take(25).collect()
+}
+
+fn days_in_month(year: i32, month: u32) -> u32 {
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        _ => 28,
+    }
+}
+
+/// (year, month, day) of an ISO 8601 date-time or date.
+fn ymd(value: &str) -> (i32, u32, u32) {
+    (
+        value[0..4].parse().unwrap(),
+        value[5..7].parse().unwrap(),
+        value[8..10].parse().unwrap(),
+    )
+}
+
+fn next_day((year, month, day): (i32, u32, u32)) -> (i32, u32, u32) {
+    if day < days_in_month(year, month) {
+        (year, month, day + 1)
+    } else if month < 12 {
+        (year, month + 1, 1)
+    } else {
+        (year + 1, 1, 1)
+    }
+}
+
+fn month_before(year: i32, month: u32) -> (i32, u32) {
+    if month == 1 {
+        (year - 1, 12)
+    } else {
+        (year, month - 1)
+    }
+}
+
+async fn accept_the_oldest_waiting_order_while_another_operator_acts(sandbox: &Sandbox) {
+    let model = sandbox.token(demo::USER_MANAGER).await;
+    let operator = sandbox.token(demo::USER_STAFF).await;
+    let waiting = json!({"location_id": demo::LOC_PARIS, "statuses": ["received"],
+                         "sort": "oldest_first", "limit": 5});
+
+    // "What orders are waiting?" — oldest first, ids in the text.
+    let listed = call(
+        sandbox,
+        &model,
+        "chataigne_orders_list",
+        waiting.clone(),
+        None,
+    )
+    .await;
+    let said = text(&listed);
+    assert!(said.contains("order(s), oldest first."), "{said}");
+    assert!(said.contains("received"), "{said}");
+    let ids = ids_in(&said, "ord_");
+    assert!(ids.len() >= 2, "the demo has orders waiting: {said}");
+    let orders = data(&listed)["orders"].as_array().unwrap().clone();
+    let times: Vec<&str> = orders
+        .iter()
+        .map(|o| o["created_at"].as_str().unwrap())
+        .collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted, "oldest first");
+    assert_eq!(ids[0], orders[0]["id"], "the text names the oldest first");
+
+    // Another operator accepts that order first.
+    let first = call(
+        sandbox,
+        &operator,
+        "chataigne_order_status_update",
+        json!({"order_id": ids[0], "status": "accepted", "expected_status": "received"}),
+        None,
+    )
+    .await;
+    assert_ne!(first["isError"], true, "{first}");
+
+    // "Accept the oldest": the model's accept finds it changed, and the text
+    // says what it is now, where to read it again and what it can become.
+    let late = call(
+        sandbox,
+        &model,
+        "chataigne_order_status_update",
+        json!({"order_id": ids[0], "status": "accepted", "expected_status": "received"}),
+        None,
+    )
+    .await;
+    assert_eq!(error_code(&late), "MCP_EXPECTED_STATE_MISMATCH");
+    let said = text(&late);
+    for needle in [
+        "The order changed since it was read",
+        "its current state is accepted",
+        "chataigne_order_get",
+        "expected_status accepted",
+        "from accepted it can move to: preparing",
+    ] {
+        assert!(said.contains(needle), "{needle:?} in {said}");
+    }
+
+    // Reading the list again, the oldest waiting order is the next one; the
+    // model accepts it and the text confirms the step.
+    let again = call(
+        sandbox,
+        &model,
+        "chataigne_orders_list",
+        waiting.clone(),
+        None,
+    )
+    .await;
+    let next = ids_in(&text(&again), "ord_");
+    assert_eq!(next.first(), ids.get(1), "{}", text(&again));
+    let accepted = call(
+        sandbox,
+        &model,
+        "chataigne_order_status_update",
+        json!({"order_id": next[0], "status": "accepted", "expected_status": "received"}),
+        None,
+    )
+    .await;
+    let said = text(&accepted);
+    assert!(said.contains(&next[0]), "{said}");
+    assert!(said.contains("received → accepted"), "{said}");
+
+    // Going back is refused with the statuses allowed from the current one.
+    let back = call(
+        sandbox,
+        &model,
+        "chataigne_order_status_update",
+        json!({"order_id": next[0], "status": "received", "expected_status": "accepted"}),
+        None,
+    )
+    .await;
+    assert_eq!(error_code(&back), "ORDER_STATUS_PRECONDITION_FAILED");
+    let said = text(&back);
+    assert!(
+        said.contains("From accepted it can move to: preparing"),
+        "{said}"
+    );
+    assert!(
+        said.contains("status preparing and expected_status accepted"),
+        "{said}"
+    );
+
+    // The order of a cursor is part of its filters.
+    let page = call(
+        sandbox,
+        &model,
+        "chataigne_orders_list",
+        json!({"location_id": demo::LOC_PARIS, "sort": "oldest_first", "limit": 2}),
+        None,
+    )
+    .await;
+    let cursor = envelope(&page)["meta"]["next_cursor"]
+        .as_str()
+        .expect("more orders follow")
+        .to_owned();
+    let mixed = call(
+        sandbox,
+        &model,
+        "chataigne_orders_list",
+        json!({"location_id": demo::LOC_PARIS, "sort": "newest_first", "limit": 2,
+               "cursor": cursor}),
+        None,
+    )
+    .await;
+    assert_eq!(error_code(&mixed), "MCP_CURSOR_INVALID");
+    assert!(
+        text(&mixed).contains("Call chataigne_orders_list again without cursor"),
+        "{mixed}"
+    );
+    let following = call(
+        sandbox,
+        &model,
+        "chataigne_orders_list",
+        json!({"location_id": demo::LOC_PARIS, "sort": "oldest_first", "limit": 2,
+               "cursor": cursor}),
+        None,
+    )
+    .await;
+    let first_page = data(&page)["orders"].as_array().unwrap().clone();
+    let second_page = data(&following)["orders"].as_array().unwrap().clone();
+    assert!(
+        first_page[1]["created_at"].as_str() <= second_page[0]["created_at"].as_str(),
+        "pages follow each other oldest first"
+    );
+}
+
+async fn mark_an_item_sold_out_until_six_pm_local_time(sandbox: &Sandbox) {
+    let model = sandbox.token(demo::USER_MANAGER).await;
+
+    // "Item X": typed without its accents.
+    let found = call(
+        sandbox,
+        &model,
+        "chataigne_catalog_items_list",
+        json!({"location_id": demo::LOC_PARIS, "text": "boeuf bourguignon",
+               "availability": "available"}),
+        None,
+    )
+    .await;
+    let said = text(&found);
+    assert!(said.contains("Bœuf bourguignon"), "{said}");
+    let item = ids_in(&said, "itm_")
+        .first()
+        .cloned()
+        .unwrap_or_else(|| panic!("the text names the item's id: {said}"));
+
+    // "Until 6 pm": the location's answer gives its local time and offset.
+    let location = call(
+        sandbox,
+        &model,
+        "chataigne_location_get",
+        json!({"location_id": demo::LOC_PARIS}),
+        None,
+    )
+    .await;
+    let said = text(&location);
+    assert!(said.contains("Europe/Paris"), "{said}");
+    let now = local_time_in(&said);
+    assert_eq!(now, data(&location)["local_time"], "{said}");
+    let offset = &now[19..];
+    let hour: u32 = now[11..13].parse().unwrap();
+    let day = if hour < 18 {
+        ymd(&now)
+    } else {
+        next_day(ymd(&now))
+    };
+    let until = format!("{:04}-{:02}-{:02}T18:00:00{offset}", day.0, day.1, day.2);
+
+    let updated = call(
+        sandbox,
+        &model,
+        "chataigne_catalog_item_availability_update",
+        json!({"item_id": item, "availability": "sold_out",
+               "expected_availability": "available", "available_again_at": until}),
+        Some("fr-FR"),
+    )
+    .await;
+    let said = text(&updated);
+    assert!(said.contains("Bœuf bourguignon"), "{said}");
+    assert!(said.contains("épuisé"), "{said}");
+    assert!(said.contains(&format!("de retour le {until}")), "{said}");
+    assert_eq!(data(&updated)["item"]["available_again_at"], until.as_str());
+
+    // Listed as sold out, with the time it comes back.
+    let listed = call(
+        sandbox,
+        &model,
+        "chataigne_catalog_items_list",
+        json!({"location_id": demo::LOC_PARIS, "text": "BŒUF", "availability": "sold_out"}),
+        None,
+    )
+    .await;
+    let said = text(&listed);
+    assert!(said.contains("sold out"), "{said}");
+    assert!(said.contains(&format!("until {until}")), "{said}");
+
+    // Removing the item instead is not an operation of this server.
+    let removed = call(
+        sandbox,
+        &model,
+        "chataigne_catalog_item_availability_update",
+        json!({"item_id": item, "availability": "deleted",
+               "expected_availability": "sold_out"}),
+        None,
+    )
+    .await;
+    assert_eq!(error_code(&removed), "MCP_INVALID_ARGUMENTS");
+    assert!(
+        text(&removed).contains("not available through this server"),
+        "{removed}"
+    );
+}
+
+async fn compare_last_months_sales_with_the_month_before(sandbox: &Sandbox) {
+    let model = sandbox.token(demo::USER_MANAGER).await;
+    let location = call(
+        sandbox,
+        &model,
+        "chataigne_location_get",
+        json!({"location_id": demo::LOC_PARIS}),
+        None,
+    )
+    .await;
+    let (year, month, _) = ymd(&local_time_in(&text(&location)));
+    let last = month_before(year, month);
+    let before = month_before(last.0, last.1);
+    let date_from = format!("{:04}-{:02}-01", before.0, before.1);
+    let date_to = format!(
+        "{:04}-{:02}-{:02}",
+        last.0,
+        last.1,
+        days_in_month(last.0, last.1)
+    );
+    let metrics = [
+        "orders_count",
+        "revenue",
+        "average_order_value",
+        "delivery_share",
+    ];
+    let result = call(
+        sandbox,
+        &model,
+        "chataigne_analytics_query",
+        json!({"location_id": demo::LOC_PARIS, "metrics": metrics, "bucket": "month",
+               "date_from": date_from, "date_to": date_to}),
+        None,
+    )
+    .await;
+    let d = data(&result);
+    let buckets = d["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 2, "{d}");
+    let said = text(&result);
+    assert!(said.contains("2 bucket(s) (month)"), "{said}");
+    assert!(said.contains("Total: orders "), "{said}");
+    for bucket in buckets {
+        // The values are keyed by the metric names asked for.
+        let mut keys: Vec<&str> = bucket["values"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        let mut asked = metrics.to_vec();
+        asked.sort_unstable();
+        assert_eq!(keys, asked);
+        // Each month's own figures are in the text.
+        let start = bucket["start"].as_str().unwrap();
+        let line = said
+            .lines()
+            .find(|line| line.starts_with(&format!("- {start}:")))
+            .unwrap_or_else(|| panic!("a line for {start}: {said}"));
+        let revenue = bucket["values"]["revenue"]["display"].as_str().unwrap();
+        let average = bucket["values"]["average_order_value"]["display"]
+            .as_str()
+            .unwrap();
+        assert!(line.contains(&format!("revenue {revenue}")), "{line}");
+        assert!(
+            line.contains(&format!("average order value {average}")),
+            "{line}"
+        );
+        let orders = bucket["values"]["orders_count"].as_u64().unwrap();
+        let grouped = orders
+            .to_string()
+            .as_bytes()
+            .rchunks(3)
+            .rev()
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(line.contains(&format!("orders {grouped}")), "{line}");
+        assert!(line.contains("delivery share "), "{line}");
+    }
+
+    // A year of days with every metric: the text stays within 4 KiB and
+    // says that the remaining buckets are in the data.
+    let wide = call(
+        sandbox,
+        &model,
+        "chataigne_analytics_query",
+        json!({"location_id": demo::LOC_PARIS, "bucket": "day",
+               "metrics": ["orders_count", "revenue", "average_order_value",
+                           "cancelled_count", "completed_count", "items_sold",
+                           "new_customers", "pickup_share"],
+               "date_from": format!("{:04}-{:02}-01", before.0, before.1),
+               "date_to": format!("{:04}-{:02}-28", year, month)}),
+        None,
+    )
+    .await;
+    let said = text(&wide);
+    assert!(said.len() <= 4096, "{} bytes", said.len());
+    assert!(
+        said.contains("more bucket(s) not shown (4 KiB text limit)"),
+        "{said}"
+    );
+}
+
+/// The statuses the order write offers are the ones an order can reach, and
+/// a cancellation asked through them is refused as not available here.
+async fn order_targets_are_reachable_and_cancellation_is_unavailable(sandbox: &Sandbox) {
+    let model = sandbox.token(demo::USER_MANAGER).await;
+    let (_, listed) = sandbox
+        .mcp(
+            &model,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await;
+    let tool = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "chataigne_order_status_update")
+        .unwrap()
+        .clone();
+    let properties = &tool["inputSchema"]["properties"];
+    assert_eq!(
+        properties["status"]["enum"],
+        json!([
+            "accepted",
+            "preparing",
+            "ready",
+            "out_for_delivery",
+            "completed"
+        ])
+    );
+    assert_eq!(
+        properties["expected_status"]["enum"],
+        json!([
+            "received",
+            "accepted",
+            "preparing",
+            "ready",
+            "out_for_delivery"
+        ])
+    );
+    let orders = call(
+        sandbox,
+        &model,
+        "chataigne_orders_list",
+        json!({"location_id": demo::LOC_LYON, "statuses": ["received"], "limit": 1}),
+        None,
+    )
+    .await;
+    let order = data(&orders)["orders"][0]["id"].clone();
+    for status in ["cancelled", "Canceled", "refunded", "rejected"] {
+        let refused = call(
+            sandbox,
+            &model,
+            "chataigne_order_status_update",
+            json!({"order_id": order, "status": status, "expected_status": "received"}),
+            None,
+        )
+        .await;
+        assert_eq!(error_code(&refused), "MCP_INVALID_ARGUMENTS", "{status}");
+        let said = text(&refused);
+        assert!(
+            said.contains("not available through this server"),
+            "{status}: {said}"
+        );
+        assert!(!said.contains("current status"), "{status}: {said}");
+    }
+    let unknown = call(
+        sandbox,
+        &model,
+        "chataigne_order_status_update",
+        json!({"order_id": order, "status": "shipped", "expected_status": "received"}),
+        None,
+    )
+    .await;
+    assert!(
+        text(&unknown).contains(
+            "status must be one of: accepted, preparing, ready, out_for_delivery, completed"
+        ),
+        "{unknown}"
+    );
+}
+
+/// A record's own identifier is `id` everywhere: in lists, gets and the
+/// results of creations and writes; `<resource>_id` always names another
+/// record.
+async fn every_record_carries_its_own_identifier_as_id(sandbox: &Sandbox) {
+    let manager = sandbox.token(demo::USER_MANAGER).await;
+    let admin = sandbox
+        .token_with(
+            demo::USER_ADMIN,
+            &["admin.organizations.create", "admin.locations.create"],
+        )
+        .await;
+    let own = |value: &Value, prefix: &str, what: &str| {
+        let id = value["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what} has an id: {value}"));
+        assert!(id.starts_with(prefix), "{what}: {id}");
+        let own_key = format!("{}_id", what);
+        assert!(
+            value.get(&own_key).is_none(),
+            "{what} repeats its id as {own_key}: {value}"
+        );
+    };
+    let orgs = data(
+        &call(
+            sandbox,
+            &manager,
+            "chataigne_organizations_list",
+            json!({}),
+            None,
+        )
+        .await,
+    );
+    own(&orgs["organizations"][0], "org_", "organization");
+    let locations = data(
+        &call(
+            sandbox,
+            &manager,
+            "chataigne_locations_list",
+            json!({"organization_id": demo::ORG_BISTRO}),
+            None,
+        )
+        .await,
+    );
+    own(&locations["locations"][0], "loc_", "location");
+    let location = data(
+        &call(
+            sandbox,
+            &manager,
+            "chataigne_location_get",
+            json!({"location_id": demo::LOC_PARIS}),
+            None,
+        )
+        .await,
+    );
+    own(&location["location"], "loc_", "location");
+    let orders = data(
+        &call(
+            sandbox,
+            &manager,
+            "chataigne_orders_list",
+            json!({"limit": 1}),
+            None,
+        )
+        .await,
+    );
+    own(&orders["orders"][0], "ord_", "order");
+    let conversations = data(
+        &call(
+            sandbox,
+            &manager,
+            "chataigne_conversations_list",
+            json!({"location_id": demo::LOC_PARIS, "limit": 1}),
+            None,
+        )
+        .await,
+    );
+    own(&conversations["conversations"][0], "conv_", "conversation");
+    let sent = data(
+        &call(
+            sandbox,
+            &manager,
+            "chataigne_conversation_instruction_send",
+            json!({"conversation_id": conversations["conversations"][0]["id"],
+                   "text": "Proposer le dessert du jour.",
+                   "idempotency_key": uuid::Uuid::new_v4().to_string()}),
+            None,
+        )
+        .await,
+    );
+    own(&sent["message"], "msg_", "message");
+    let created = data(
+        &call(
+            sandbox,
+            &admin,
+            "chataigne_organization_create",
+            json!({"name": "Brasserie du Quai",
+                   "idempotency_key": uuid::Uuid::new_v4().to_string()}),
+            None,
+        )
+        .await,
+    );
+    own(&created["organization"], "org_", "organization");
+    let located = data(
+        &call(
+            sandbox,
+            &admin,
+            "chataigne_location_create",
+            json!({"organization_id": created["organization"]["id"], "name": "Quai 1",
+                   "line1": "1 quai Perrache", "city": "Lyon", "postal_code": "69002",
+                   "country": "FR", "timezone": "Europe/Paris", "currency": "EUR",
+                   "idempotency_key": uuid::Uuid::new_v4().to_string()}),
+            None,
+        )
+        .await,
+    );
+    own(&located["location"], "loc_", "location");
+    assert_eq!(
+        located["location"]["organization_id"],
+        created["organization"]["id"]
+    );
+}
+
+/// A location's currency and timezone are checked against ISO 4217 and the
+/// IANA database, and the refusal says what is accepted.
+async fn location_currencies_and_timezones_are_checked(sandbox: &Sandbox) {
+    let admin = sandbox
+        .token_with(demo::USER_ADMIN, &["admin.locations.create"])
+        .await;
+    let create = |currency: &str, timezone: &str| {
+        json!({"organization_id": demo::ORG_BISTRO, "name": "Essai", "line1": "1 rue Neuve",
+               "city": "Lille", "postal_code": "59000", "country": "FR",
+               "timezone": timezone, "currency": currency,
+               "idempotency_key": uuid::Uuid::new_v4().to_string()})
+    };
+    for (currency, timezone, needle) in [
+        (
+            "XYZ",
+            "Europe/Paris",
+            "currency must be the ISO 4217 code of a currency in use",
+        ),
+        (
+            "XAU",
+            "Europe/Paris",
+            "currency must be the ISO 4217 code of a currency in use",
+        ),
+        (
+            "EUR",
+            "Europe/Lutece",
+            "timezone must be an IANA time zone name",
+        ),
+        (
+            "EUR",
+            "europe/paris",
+            "spelled with its capitals: Europe/Paris",
+        ),
+    ] {
+        let refused = call(
+            sandbox,
+            &admin,
+            "chataigne_location_create",
+            create(currency, timezone),
+            None,
+        )
+        .await;
+        assert_eq!(
+            error_code(&refused),
+            "MCP_INVALID_ARGUMENTS",
+            "{currency} {timezone}"
+        );
+        assert!(text(&refused).contains(needle), "{needle:?}: {refused}");
+    }
+    let yen = call(
+        sandbox,
+        &admin,
+        "chataigne_location_create",
+        create("JPY", "Asia/Tokyo"),
+        None,
+    )
+    .await;
+    assert_ne!(yen["isError"], true, "{yen}");
+}
+
+/// French answers say statuses in French words, and labels sit beside the
+/// codes in the structured result.
+async fn french_texts_use_french_words_for_statuses(sandbox: &Sandbox) {
+    let model = sandbox.token(demo::USER_MANAGER).await;
+    let orders = call(
+        sandbox,
+        &model,
+        "chataigne_orders_list",
+        json!({"location_id": demo::LOC_BORDEAUX, "statuses": ["received"], "limit": 3}),
+        Some("fr"),
+    )
+    .await;
+    let said = text(&orders);
+    assert!(said.contains("reçue"), "{said}");
+    assert!(!said.contains(" received"), "{said}");
+    let first = &data(&orders)["orders"][0];
+    assert_eq!(first["status"], "received");
+    assert_eq!(first["status_label"], "reçue");
+    assert!(first["fulfillment_label"].is_string(), "{first}");
+
+    let closed = call(
+        sandbox,
+        &model,
+        "chataigne_conversations_list",
+        json!({"location_id": demo::LOC_BORDEAUX, "status": "closed", "limit": 2}),
+        Some("fr"),
+    )
+    .await;
+    let said = text(&closed);
+    assert!(said.contains("clôturée"), "{said}");
+    assert!(!said.contains("closed"), "{said}");
+    let waiting = call(
+        sandbox,
+        &model,
+        "chataigne_conversations_list",
+        json!({"location_id": demo::LOC_BORDEAUX, "status": "waiting", "limit": 2}),
+        Some("fr"),
+    )
+    .await;
+    assert!(text(&waiting).contains("en attente du client"), "{waiting}");
+    let open = call(
+        sandbox,
+        &model,
+        "chataigne_conversations_list",
+        json!({"location_id": demo::LOC_BORDEAUX, "status": "open", "limit": 2}),
+        None,
+    )
+    .await;
+    let conversation = &data(&open)["conversations"][0];
+    assert_eq!(
+        conversation["status"], "open",
+        "every location has open conversations"
+    );
+    assert_eq!(
+        conversation["last_message_sender"], "customer",
+        "{conversation}"
+    );
+
+    let intake = call(
+        sandbox,
+        &model,
+        "chataigne_location_status_get",
+        json!({"location_id": demo::LOC_BORDEAUX}),
+        Some("fr"),
+    )
+    .await;
+    assert!(text(&intake).contains("prend les commandes"), "{intake}");
+}
+
+chataigne_common::on_both_backends! {
+    runtime: (flavor = "multi_thread", worker_threads = 2),
+    sqlite: chataigne_tests::Sandbox::start(chataigne_tests::Backend::Sqlite)
+        .await
+        .expect("sqlite sandbox"),
+    postgres: chataigne_tests::Sandbox::start(chataigne_tests::Backend::Postgres).await,
+    run: |sandbox| (&sandbox),
+    finish: sandbox.shutdown().await,
+    tests: [
+        accept_the_oldest_waiting_order_while_another_operator_acts,
+        mark_an_item_sold_out_until_six_pm_local_time,
+        compare_last_months_sales_with_the_month_before,
+        order_targets_are_reachable_and_cancellation_is_unavailable,
+        every_record_carries_its_own_identifier_as_id,
+        location_currencies_and_timezones_are_checked,
+        french_texts_use_french_words_for_statuses,
+    ],
+}

@@ -26,7 +26,8 @@ GATEWAY_INTERNAL_PORT=${GATEWAY_INTERNAL_PORT:-9090}
 : "${REDIS_URL:?a Redis URL}"
 mkdir -p "$WORK"
 PIDS=()
-stop() { [ "${KEEP_RUNNING:-0}" = 1 ] || for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+# Each service runs in a background subshell: stop the service, then the subshell.
+stop() { [ "${KEEP_RUNNING:-0}" = 1 ] || for pid in "${PIDS[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null || true; done; }
 trap stop EXIT
 # Polls a URL until it answers 2xx (60 s).
 wait_for() { for _ in $(seq 600); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; echo "no answer from $1" >&2; return 1; }

@@ -499,7 +499,11 @@ async fn bench(args: Args) -> anyhow::Result<()> {
                 &client,
                 &tools_url,
                 &stack,
-                vec![("Python peer".to_owned(), peer.pid())],
+                // Its worker processes are members of its process group.
+                peer.processes()
+                    .into_iter()
+                    .map(|pid| ("Python peer".to_owned(), pid))
+                    .collect(),
                 false,
             ),
         });

@@ -5,6 +5,7 @@
 //! and the rmcp peer (this binary's `rmcp-peer` subcommand), each of the two
 //! peers in a process of its own.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -87,7 +88,8 @@ pub fn python_venv(python_dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(python)
 }
 
-/// A running peer process; stopped on drop.
+/// A running peer process, leader of a process group of its own (a
+/// multi-worker server's workers join it); the whole group is stopped on drop.
 pub struct PeerProcess {
     pub url: String,
     child: Child,
@@ -97,10 +99,43 @@ impl PeerProcess {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// The peer's processes now: its own and every member of its group.
+    pub fn processes(&self) -> Vec<u32> {
+        let leader = self.pid();
+        let mut pids = vec![leader];
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for pid in entries
+                .flatten()
+                .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            {
+                if pid != leader && process_group(pid) == Some(leader) {
+                    pids.push(pid);
+                }
+            }
+        }
+        pids
+    }
+}
+
+/// The process group of `pid` (field 5 of `/proc/<pid>/stat`).
+fn process_group(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(2)?.parse().ok()
 }
 
 impl Drop for PeerProcess {
     fn drop(&mut self) {
+        // The members of its group first (a multi-process server's
+        // workers), each by its own id, then the leader.
+        let leader = self.pid();
+        for pid in self.processes().into_iter().filter(|pid| *pid != leader) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .stderr(Stdio::null())
+                .status();
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -136,6 +171,7 @@ async fn spawn_peer(
         probe.local_addr()?.port()
     };
     let child = command
+        .process_group(0)
         .args(["--port", &port.to_string(), "--database-url", database_url])
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -129,6 +129,7 @@ async fn the_runbook_script_goes_from_empty_databases_to_tool_calls() {
         .env("ADMIN_PASSWORD", ADMIN_PASSWORD)
         .env("MANAGER_PASSWORD", MANAGER_PASSWORD)
         .env("RUST_LOG", "info");
+    let mut ports = Vec::new();
     for name in [
         "AUTH_HTTP_PORT",
         "AUTH_GRPC_PORT",
@@ -136,7 +137,9 @@ async fn the_runbook_script_goes_from_empty_databases_to_tool_calls() {
         "GATEWAY_PORT",
         "GATEWAY_INTERNAL_PORT",
     ] {
-        script.env(name, free_port().to_string());
+        let port = free_port();
+        ports.push(port);
+        script.env(name, port.to_string());
     }
     let output = tokio::task::spawn_blocking(move || script.output())
         .await
@@ -156,6 +159,21 @@ async fn the_runbook_script_goes_from_empty_databases_to_tool_calls() {
         "stdout:\n{out}\nstderr:\n{err}\n{logs}"
     );
     assert!(out.contains("runbook complete"), "{out}");
+    // The script stops what it started: no service still listens.
+    for port in ports {
+        let mut freed = false;
+        for _ in 0..50 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+                freed = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(
+            freed,
+            "a service still listens on port {port} after the script"
+        );
+    }
     let organization = out
         .lines()
         .find_map(|l| l.strip_prefix("organization="))

@@ -88,6 +88,41 @@ pub fn server_span(service: &'static str) -> impl Fn(&http::Request<()>) -> trac
     }
 }
 
+/// The fields of a W3C trace context received outside HTTP headers.
+struct FieldExtractor<'a> {
+    traceparent: &'a str,
+    tracestate: Option<&'a str>,
+}
+
+impl Extractor for FieldExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "traceparent" => Some(self.traceparent),
+            "tracestate" => self.tracestate,
+            _ => None,
+        }
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        vec!["traceparent", "tracestate"]
+    }
+}
+
+/// Makes `span` continue the trace of a caller's W3C trace context (e.g.
+/// from an MCP request's `_meta`); a malformed `traceparent` is ignored and
+/// the span stays the root of its own trace.
+pub fn continue_trace(span: &tracing::Span, traceparent: &str, tracestate: Option<&str>) {
+    let parent = TraceContextPropagator::new().extract(&FieldExtractor {
+        traceparent,
+        tracestate,
+    });
+    use opentelemetry::trace::TraceContextExt as _;
+    if parent.span().span_context().is_valid() {
+        // Fails only when no OpenTelemetry layer is installed: nothing to link.
+        let _ = span.set_parent(parent);
+    }
+}
+
 /// Whether a gRPC status code is a fault of the server (an error status on
 /// its span); the others are the caller's (RPC semantic conventions).
 fn server_fault(code: tonic::Code) -> bool {

@@ -206,7 +206,15 @@ impl Default for Config {
             auth_service_url: "http://127.0.0.1:50051".to_owned(),
             tool_service_url: "http://127.0.0.1:50052".to_owned(),
             authorization_server: None,
-            endpoints: vec![EndpointConfig::default()],
+            // `/mcp/v1` frozen on 2025-11-25 beside `/mcp/v2` on 2026-07-28.
+            endpoints: vec![
+                EndpointConfig::default(),
+                EndpointConfig {
+                    path: "/mcp/v2".to_owned(),
+                    revision: Revision::V2026_07_28,
+                    ..EndpointConfig::default()
+                },
+            ],
             allowed_origins: Vec::new(),
             allowlist: Allowlist::default(),
             connections: ConnectionLimits::default(),
@@ -422,7 +430,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_are_valid() {
+    fn defaults_are_valid_and_serve_both_revisions() {
+        let config = Config::default();
+        let paths: Vec<(&str, Revision)> = config
+            .endpoints
+            .iter()
+            .map(|e| (e.path.as_str(), e.revision))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                ("/mcp/v1", Revision::V2025_11_25),
+                ("/mcp/v2", Revision::V2026_07_28)
+            ]
+        );
         Config::default().validate().unwrap();
     }
 
@@ -437,7 +458,7 @@ mod tests {
             ..EndpointConfig::default()
         });
         config.endpoints.push(EndpointConfig {
-            path: "/mcp/v2".into(),
+            path: "/mcp/v3".into(),
             ..EndpointConfig::default()
         });
         config.validate().unwrap();

@@ -56,6 +56,32 @@ pub enum GatewayError {
     MethodNotFound(Id),
     #[error("invalid params: {1}")]
     InvalidParams(Id, String),
+    /// A header the revision mirrors from the body is missing, malformed or
+    /// disagrees with it (MCP 2026-07-28: HTTP 400, `HeaderMismatch`).
+    #[error("header mismatch: {detail}")]
+    HeaderMismatch { id: Id, detail: String },
+    /// The request names a protocol version the endpoint does not speak (MCP
+    /// 2026-07-28: HTTP 400, `UnsupportedProtocolVersion` listing those it does).
+    #[error("unsupported protocol version")]
+    VersionNotSpoken {
+        id: Id,
+        supported: &'static [&'static str],
+        requested: String,
+    },
+    /// The request's `_meta` lacks a field the revision requires (MCP
+    /// 2026-07-28: HTTP 400, invalid params).
+    #[error("invalid request metadata: {detail}")]
+    InvalidMeta { id: Id, detail: String },
+    /// A method the endpoint's revision does not serve (MCP 2026-07-28: HTTP
+    /// 404, method not found, naming the versions it speaks).
+    #[error("method not served by this revision")]
+    MethodNotServed {
+        id: Id,
+        supported: &'static [&'static str],
+        /// Whether it is a method of the handshake-era revisions
+        /// (`initialize`, `ping`): the message says what to do instead.
+        handshake: bool,
+    },
     #[error("authentication required")]
     Unauthenticated {
         /// URL of the endpoint's protected-resource metadata.
@@ -174,6 +200,10 @@ impl GatewayError {
             GatewayError::InvalidRequest(_) => "invalid_request",
             GatewayError::MethodNotFound(_) => "method_not_found",
             GatewayError::InvalidParams(..) => "invalid_params",
+            GatewayError::HeaderMismatch { .. } => "header_mismatch",
+            GatewayError::VersionNotSpoken { .. } => "unsupported_protocol_version",
+            GatewayError::InvalidMeta { .. } => "invalid_params",
+            GatewayError::MethodNotServed { .. } => "method_not_found",
             GatewayError::Unauthenticated { .. } => "unauthenticated",
             GatewayError::AuthRateLimited { .. } => "auth_rate_limited",
             GatewayError::AddressRateLimited { .. } => "address_rate_limited",
@@ -341,6 +371,57 @@ impl IntoResponse for GatewayError {
                 StatusCode::OK,
                 Some(id),
                 rpc_error(jsonrpc::INVALID_PARAMS, detail),
+                vec![],
+            ),
+            GatewayError::HeaderMismatch { id, detail } => (
+                StatusCode::BAD_REQUEST,
+                Some(id),
+                rpc_error(
+                    jsonrpc::HEADER_MISMATCH,
+                    format!("Header mismatch: {detail}"),
+                ),
+                vec![],
+            ),
+            GatewayError::VersionNotSpoken {
+                id,
+                supported,
+                requested,
+            } => (
+                StatusCode::BAD_REQUEST,
+                Some(id),
+                ErrorObject {
+                    code: jsonrpc::UNSUPPORTED_PROTOCOL_VERSION,
+                    message: "Unsupported protocol version".to_owned(),
+                    data: Some(json!({ "supported": supported, "requested": requested })),
+                },
+                vec![],
+            ),
+            GatewayError::InvalidMeta { id, detail } => (
+                StatusCode::BAD_REQUEST,
+                Some(id),
+                rpc_error(jsonrpc::INVALID_PARAMS, format!("Invalid params: {detail}")),
+                vec![],
+            ),
+            GatewayError::MethodNotServed {
+                id,
+                supported,
+                handshake,
+            } => (
+                StatusCode::NOT_FOUND,
+                Some(id),
+                ErrorObject {
+                    code: jsonrpc::METHOD_NOT_FOUND,
+                    message: if handshake {
+                        format!(
+                            "Method not found: this endpoint speaks MCP {} only, without an \
+                             initialize handshake or ping (server/discover describes it)",
+                            supported.join(", ")
+                        )
+                    } else {
+                        "Method not found".to_owned()
+                    },
+                    data: Some(json!({ "supported": supported })),
+                },
                 vec![],
             ),
             GatewayError::Unauthenticated {

@@ -23,6 +23,6 @@ pub use config::{
     Allowlist, Config, ConnectionLimits, Deadlines, EndpointConfig, GOOGLE_EGRESS_CIDRS,
     Http2Limits, Profile, RateLimits, RedisConfig,
 };
+pub use mcp::revision::INSTRUCTIONS;
 pub use mcp::revision::Revision;
-pub use mcp::revision::v2025_11_25::INSTRUCTIONS;
 pub use server::{Listeners, run};

@@ -133,6 +133,8 @@ fn embedded_kek(path: &Path) -> Option<SecretString> {
 pub struct Stack {
     /// The MCP endpoint, e.g. `http://127.0.0.1:8080/mcp/v1`.
     pub mcp_url: String,
+    /// Path of the first endpoint speaking MCP 2026-07-28 (`/mcp/v2`).
+    modern_path: Option<String>,
     /// Public base URL of the gateway.
     pub gateway_url: String,
     /// The gateway's internal (health) base URL.
@@ -189,6 +191,12 @@ pub async fn start(mut config: StackConfig) -> anyhow::Result<Stack> {
         .first()
         .map(|endpoint| endpoint.path.clone())
         .unwrap_or_else(|| "/mcp/v1".to_owned());
+    let modern_path = config
+        .gateway
+        .endpoints
+        .iter()
+        .find(|endpoint| endpoint.revision == chataigne_gateway::Revision::V2026_07_28)
+        .map(|endpoint| endpoint.path.clone());
     // The authorization server issues tokens for the gateway's endpoints only.
     let mut resources: Vec<String> = config
         .gateway
@@ -261,6 +269,7 @@ pub async fn start(mut config: StackConfig) -> anyhow::Result<Stack> {
 
     Ok(Stack {
         mcp_url: format!("{gateway_url}{mcp_path}"),
+        modern_path,
         gateway_url,
         gateway_internal_url,
         auth_grpc_url,
@@ -394,13 +403,39 @@ impl Stack {
         scopes: &[&str],
         ttl: Option<std::time::Duration>,
     ) -> anyhow::Result<String> {
+        self.token_for_resource(user_id, scopes, ttl, &self.mcp_url)
+            .await
+    }
+
+    /// The URL of the first endpoint speaking MCP 2026-07-28, if any.
+    pub fn modern_endpoint(&self) -> Option<String> {
+        self.modern_path
+            .as_deref()
+            .map(|path| self.endpoint_url(path))
+    }
+
+    /// The URL of the gateway's endpoint at `path` (e.g. `/mcp/v2`): also
+    /// the audience of its tokens.
+    pub fn endpoint_url(&self, path: &str) -> String {
+        format!("{}{path}", self.gateway_url)
+    }
+
+    /// A bearer token for `user_id` through the demo client, for `resource`
+    /// (an endpoint URL: tokens of one endpoint are refused by the others).
+    pub async fn token_for_resource(
+        &self,
+        user_id: &str,
+        scopes: &[&str],
+        ttl: Option<std::time::Duration>,
+        resource: &str,
+    ) -> anyhow::Result<String> {
         let issued = self
             .auth
             .issue_access_token(IssueTokenRequest {
                 user_id: user_id.to_owned(),
                 client_id: chataigne_common::demo::DEMO_CLIENT_ID.to_owned(),
                 scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
-                resource: self.mcp_url.clone(),
+                resource: resource.to_owned(),
                 ttl,
             })
             .await?;

@@ -51,6 +51,19 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     println!("MCP_URL={}", stack.mcp_url);
     println!("MCP_PROFILE={}", args.profile);
+    // The MCP 2026-07-28 endpoint, with a token of its own audience.
+    if let Some(modern) = stack.modern_endpoint() {
+        let token = stack
+            .token_for_resource(
+                chataigne_common::demo::USER_MANAGER,
+                &chataigne_common::demo::demo_token_scopes(),
+                Some(Duration::from_secs(args.token_hours * 3600)),
+                &modern,
+            )
+            .await?;
+        println!("MCP_V2_URL={modern}");
+        println!("MCP_V2_TOKEN={token}");
+    }
     // The OAuth issuer (sign-in, token endpoint, metadata) and the
     // tool-service's gRPC API (internal callers, service accounts).
     println!("AUTH_ISSUER={}", stack.auth_http_url);

@@ -17,9 +17,12 @@
 //
 // When the tool ships the undici package (the conformance suite sends some
 // requests with undici.request), the headers are also added by a wrapper of
-// undici's global dispatcher, which Node's own fetch shares.
+// undici's global dispatcher, which Node's own fetch shares; and requests
+// made with node:http's `request` (the suite's raw header probes of the
+// 2026-07-28 scenarios) get them through a wrapper of that function.
 
 import { appendFileSync } from 'node:fs';
+import http from 'node:http';
 import { createRequire } from 'node:module';
 
 const origin = process.env.CHATAIGNE_INJECT_ORIGIN ? new URL(process.env.CHATAIGNE_INJECT_ORIGIN).origin : null;
@@ -78,7 +81,32 @@ function wrapUndiciDispatcher() {
   );
 }
 
-if (origin && Object.keys(extra).length > 0) wrapUndiciDispatcher();
+// `http.request(options[, callback])` for the origin: the extra headers the
+// options lack are added (a URL-first call is left alone: the suite does not
+// make one).
+function wrapNodeHttp() {
+  const inner = http.request;
+  http.request = function requestForOrigin(options, ...rest) {
+    if (options && typeof options === 'object' && !(options instanceof URL) && options.hostname) {
+      const port = options.port ? `:${options.port}` : '';
+      let target = null;
+      try {
+        target = new URL(`${options.protocol ?? 'http:'}//${options.hostname}${port}`).origin;
+      } catch {
+        // not a URL: left alone
+      }
+      if (target === origin) {
+        return inner.call(this, { ...options, headers: withExtra(options.headers) }, ...rest);
+      }
+    }
+    return inner.call(this, options, ...rest);
+  };
+}
+
+if (origin && Object.keys(extra).length > 0) {
+  wrapUndiciDispatcher();
+  wrapNodeHttp();
+}
 
 globalThis.fetch = async function fetchForOrigin(input, init = {}) {
   if (!applies(input)) return originalFetch(input, init);

@@ -492,3 +492,63 @@ async fn python_sdk_lists_and_calls_every_tool() {
     }
     sandbox.shutdown().await;
 }
+
+/// On `/mcp/v2` the 2.x SDK's high-level client in its auto mode finds a
+/// modern server: its `server/discover` probe at 2026-07-28 is answered, it
+/// adopts that version (no `initialize` is ever sent), lists the tools and
+/// calls one with a tenant argument, which it mirrors in its
+/// `Mcp-Param-OrganizationId` header as the listing's `x-mcp-header` asks
+/// (the gateway refuses the call otherwise).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_auto_mode_negotiates_2026_07_28_on_v2() {
+    let Some(clients) = SdkClients::find() else {
+        return;
+    };
+    let sandbox = Sandbox::start(Backend::Sqlite)
+        .await
+        .expect("sqlite sandbox");
+    let url = sandbox.endpoint_url("/mcp/v2");
+    let token = sandbox
+        .token_for_resource(demo::USER_MANAGER, &demo::demo_token_scopes(), None, &url)
+        .await
+        .expect("token issued");
+    let arguments = json!({"organization_id": demo::ORG_BISTRO}).to_string();
+    let (code, out, stderr) = tokio::task::block_in_place(|| {
+        clients.pyclient(
+            &clients.python,
+            &[
+                &url,
+                &token,
+                "chataigne_locations_list",
+                &arguments,
+                "--mode",
+                "auto",
+                "--trace",
+                "--expect-protocol",
+                "2026-07-28",
+            ],
+        )
+    });
+    assert_eq!(code, 0, "pyclient failed: {stderr}\n{out}");
+    assert_eq!(out["protocolVersion"], "2026-07-28");
+    let http = out["http"].as_array().expect("trace");
+    let first = http.first().expect("a request");
+    assert_eq!(first["headers"]["mcp-protocol-version"], "2026-07-28");
+    assert!(
+        http.iter().all(|e| e["dir"] != "<" || e["status"] == 200),
+        "no refusal, no fallback: {http:?}"
+    );
+    assert!(
+        !serde_json::to_string(http)
+            .unwrap()
+            .contains("\"initialize\""),
+        "no initialize handshake: {http:?}"
+    );
+    let call = &out["call"];
+    assert_ne!(call["isError"], Value::Bool(true), "{call}");
+    let locations = call["structuredContent"]["data"]["locations"]
+        .as_array()
+        .expect("locations");
+    assert!(!locations.is_empty(), "{call}");
+    sandbox.shutdown().await;
+}

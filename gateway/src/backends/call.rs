@@ -66,6 +66,9 @@ pub struct CallInput<'a> {
     pub locale: String,
     pub request_id: &'a str,
     pub deadline: Duration,
+    /// The caller's trace context, when its revision carries one: the
+    /// call's span continues that trace.
+    pub trace_parent: Option<crate::mcp::revision::TraceParent>,
 }
 
 /// Calls `tool` on the tool-service, in one span per tool call carrying the
@@ -88,6 +91,13 @@ pub async fn call(
         request_id = %input.request_id,
         error.type = tracing::field::Empty,
     );
+    if let Some(parent) = &input.trace_parent {
+        chataigne_common::trace_context::continue_trace(
+            &span,
+            &parent.traceparent,
+            parent.tracestate.as_deref(),
+        );
+    }
     let result = exchange(client, tool, input).instrument(span.clone()).await;
     if let Err(failure) = &result {
         span.record("error.type", failure.code.as_str());

@@ -26,6 +26,27 @@ pub enum DeadlineClass {
     Write,
 }
 
+/// JSON type of an argument mirrored in a header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    String,
+    Integer,
+    Boolean,
+}
+
+/// A top-level argument the tool's input schema marks with `x-mcp-header`:
+/// clients of revisions that mirror arguments send it as
+/// `Mcp-Param-{header}`, and the gateway checks the two agree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderParam {
+    pub property: String,
+    pub header: String,
+    pub kind: ParamKind,
+}
+
+/// The schema keyword naming an argument's mirrored header.
+pub const HEADER_ANNOTATION: &str = "x-mcp-header";
+
 /// One tool as the gateway needs it.
 #[derive(Debug)]
 pub struct Tool {
@@ -45,14 +66,93 @@ pub struct Tool {
     /// of its models, which has no `additionalProperties` (unknown arguments
     /// are still refused by the tool-service's validation).
     pub listing_for_platform: Box<RawValue>,
+    /// Both listings with the `x-mcp-header` annotations, for revisions that
+    /// mirror arguments in headers (`None`: the tool has none, the plain
+    /// listings serve).
+    pub annotated: Option<[Box<RawValue>; 2]>,
+    /// The arguments mirrored in headers.
+    pub header_params: Vec<HeaderParam>,
 }
 
 impl Tool {
-    /// The `tools/list` entry for `profile`.
-    pub fn listing(&self, profile: Profile) -> &RawValue {
-        match profile {
-            Profile::Default => &self.listing,
-            Profile::Google => &self.listing_for_platform,
+    /// The `tools/list` entry for `profile`, with the header annotations or
+    /// without.
+    pub fn listing(&self, profile: Profile, annotated: bool) -> &RawValue {
+        match (profile, self.annotated.as_ref().filter(|_| annotated)) {
+            (Profile::Default, None) => &self.listing,
+            (Profile::Google, None) => &self.listing_for_platform,
+            (Profile::Default, Some([full, _])) => full,
+            (Profile::Google, Some([_, platform])) => platform,
+        }
+    }
+}
+
+/// Whether `name` is a valid header-name token (RFC 9110 `tchar`s).
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Takes the `x-mcp-header` annotations out of the top-level properties of
+/// `schema` and returns them; an annotation that breaks the revision's rules
+/// (not a token, on a type other than string, integer or boolean, repeated
+/// case-insensitively) is dropped with a warning, as a client would.
+fn take_header_params(tool: &str, schema: &mut Map<String, Value>) -> Vec<HeaderParam> {
+    let mut params: Vec<HeaderParam> = Vec::new();
+    let Some(Value::Object(properties)) = schema.get_mut("properties") else {
+        return params;
+    };
+    for (property, definition) in properties.iter_mut() {
+        let Some(definition) = definition.as_object_mut() else {
+            continue;
+        };
+        let Some(annotation) = definition.remove(HEADER_ANNOTATION) else {
+            continue;
+        };
+        let kind = match definition.get("type").and_then(Value::as_str) {
+            Some("string") => Some(ParamKind::String),
+            Some("integer") => Some(ParamKind::Integer),
+            Some("boolean") => Some(ParamKind::Boolean),
+            _ => None,
+        };
+        let header = annotation.as_str().filter(|name| is_token(name));
+        match (header, kind) {
+            (Some(header), Some(kind)) => params.push(HeaderParam {
+                property: property.clone(),
+                header: header.to_owned(),
+                kind,
+            }),
+            _ => {
+                tracing::warn!(tool, property = %property, "invalid x-mcp-header annotation dropped")
+            }
+        }
+    }
+    // A header named twice (case-insensitively) mirrors neither property.
+    let names: Vec<String> = params
+        .iter()
+        .map(|p| p.header.to_ascii_lowercase())
+        .collect();
+    params.retain(|param| {
+        let name = param.header.to_ascii_lowercase();
+        let unique = names.iter().filter(|n| **n == name).count() == 1;
+        if !unique {
+            tracing::warn!(tool, property = %param.property, "repeated x-mcp-header annotation dropped");
+        }
+        unique
+    });
+    params
+}
+
+/// `schema` with the annotations of `params` put back.
+fn annotate(schema: &mut Value, params: &[HeaderParam]) {
+    for param in params {
+        if let Some(Value::Object(definition)) = schema
+            .get_mut("properties")
+            .and_then(|properties| properties.get_mut(&param.property))
+        {
+            definition.insert(HEADER_ANNOTATION.into(), json!(param.header));
         }
     }
 }
@@ -128,8 +228,9 @@ fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> 
     if name.is_empty() {
         return Err((name, "empty name"));
     }
-    let input_schema = parse_schema(&descriptor.input_schema_json)
+    let mut input_schema = parse_schema(&descriptor.input_schema_json)
         .ok_or_else(|| (name.clone(), "input schema is not a JSON object"))?;
+    let header_params = take_header_params(&name, &mut input_schema);
     let output_schema = if descriptor.output_schema_json.trim().is_empty() {
         None
     } else {
@@ -177,11 +278,24 @@ fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> 
             .map_err(|_| (name.clone(), "listing does not serialize"))
     };
     let full = serialize(&listing)?;
-    listing.remove("outputSchema");
-    if let Some(Value::Object(input)) = listing.get_mut("inputSchema") {
+    let mut platform = listing.clone();
+    platform.remove("outputSchema");
+    if let Some(Value::Object(input)) = platform.get_mut("inputSchema") {
         input.remove("additionalProperties");
     }
-    let listing_for_platform = serialize(&listing)?;
+    let listing_for_platform = serialize(&platform)?;
+    let annotated = if header_params.is_empty() {
+        None
+    } else {
+        let mut annotated = [listing, platform].map(|mut listing| {
+            if let Some(schema) = listing.get_mut("inputSchema") {
+                annotate(schema, &header_params);
+            }
+            listing
+        });
+        let [full, platform] = &mut annotated;
+        Some([serialize(full)?, serialize(platform)?])
+    };
     Ok(Tool {
         name,
         required_scope: descriptor.required_scope,
@@ -190,6 +304,8 @@ fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> 
         idempotent: descriptor.idempotency_key_required,
         listing: full,
         listing_for_platform,
+        annotated,
+        header_params,
     })
 }
 
@@ -355,10 +471,12 @@ mod tests {
         described.output_schema_json = r#"{"type":"object"}"#.into();
         let snapshot = Snapshot::from_descriptors(vec![described]);
         let tool = snapshot.get("good").unwrap();
-        let full: Value = serde_json::from_str(tool.listing(Profile::Default).get()).unwrap();
+        let full: Value =
+            serde_json::from_str(tool.listing(Profile::Default, false).get()).unwrap();
         assert_eq!(full["inputSchema"]["additionalProperties"], false);
         assert_eq!(full["outputSchema"]["type"], "object");
-        let platform: Value = serde_json::from_str(tool.listing(Profile::Google).get()).unwrap();
+        let platform: Value =
+            serde_json::from_str(tool.listing(Profile::Google, false).get()).unwrap();
         assert!(platform.get("outputSchema").is_none());
         assert!(
             platform["inputSchema"]
@@ -366,6 +484,54 @@ mod tests {
                 .is_none()
         );
         assert_eq!(platform["inputSchema"]["type"], "object");
+    }
+
+    #[test]
+    fn header_annotations_are_listed_only_where_the_revision_mirrors_them() {
+        let snapshot = Snapshot::from_descriptors(vec![descriptor(
+            "scoped",
+            r#"{"type":"object","properties":{
+                "location_id":{"type":"string","x-mcp-header":"LocationId"},
+                "limit":{"type":"integer","x-mcp-header":"Limit"},
+                "score":{"type":"number","x-mcp-header":"Score"},
+                "again":{"type":"string","x-mcp-header":"locationid"},
+                "organization_id":{"type":"string","x-mcp-header":"OrganizationId"},
+                "bad":{"type":"string","x-mcp-header":"Two Words"}
+            }}"#,
+        )]);
+        let tool = snapshot.get("scoped").unwrap();
+        assert_eq!(
+            tool.header_params,
+            vec![
+                HeaderParam {
+                    property: "limit".into(),
+                    header: "Limit".into(),
+                    kind: ParamKind::Integer,
+                },
+                HeaderParam {
+                    property: "organization_id".into(),
+                    header: "OrganizationId".into(),
+                    kind: ParamKind::String,
+                },
+            ],
+            "number types, case-insensitive repeats and non-tokens are dropped"
+        );
+        for profile in [Profile::Default, Profile::Google] {
+            let plain: Value = serde_json::from_str(tool.listing(profile, false).get()).unwrap();
+            assert!(
+                !plain.to_string().contains(HEADER_ANNOTATION),
+                "{profile:?}"
+            );
+            let annotated: Value = serde_json::from_str(tool.listing(profile, true).get()).unwrap();
+            let properties = &annotated["inputSchema"]["properties"];
+            assert_eq!(
+                properties["organization_id"][HEADER_ANNOTATION],
+                "OrganizationId"
+            );
+            assert!(properties["location_id"].get(HEADER_ANNOTATION).is_none());
+            assert_eq!(properties["limit"][HEADER_ANNOTATION], "Limit");
+            assert!(properties["score"].get(HEADER_ANNOTATION).is_none());
+        }
     }
 
     #[test]

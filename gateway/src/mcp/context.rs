@@ -1,5 +1,6 @@
 //! What a method needs about the request being served: shared state, the
-//! endpoint, the authenticated principal, the request log and the address limit.
+//! endpoint, the authenticated principal, the request log, the address limit
+//! and the request's headers.
 
 use crate::access::address_limit::AddressLimit;
 use crate::access::auth::Principal;
@@ -15,4 +16,6 @@ pub struct Context<'a> {
     pub log: &'a mut RequestLog,
     /// The per-address limit, counted with the tool limit by `tools/call`.
     pub address: &'a AddressLimit,
+    /// The request's headers (revisions that mirror arguments check them).
+    pub headers: &'a http::HeaderMap,
 }

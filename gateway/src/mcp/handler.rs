@@ -2,8 +2,9 @@
 //! Order of checks: endpoint (path + Host), method, transport headers, one
 //! `Authorization` header at most, body size and read time (408), UTF-8,
 //! nesting depth, JSON, JSON-RPC shape (from here on a refusal answers the
-//! request's id), per-address limit, bearer token, then the method, served by
-//! the endpoint's revision (`mcp/revision/`). For `tools/call`
+//! request's id), the revision's rules between headers and body, per-address
+//! limit, bearer token, then the method, served by the endpoint's revision
+//! (`mcp/revision/`). For `tools/call`
 //! the per-address limit is counted with the tool limit, in one Redis round
 //! trip (`access/address_limit.rs`); an address Redis already refused is refused
 //! there, before any token work, either way.
@@ -143,6 +144,7 @@ async fn serve(
             profile: endpoint.profile,
         });
     }
+    endpoint.revision.check_message(&parts.headers, &incoming)?;
     let bounded = tokio::time::timeout(
         config.deadlines.request(),
         answer(state, &endpoint, client, &parts.headers, incoming, log),
@@ -207,13 +209,16 @@ async fn authenticated(
             Ok(reply::accepted())
         }
         Incoming::Response => Ok(reply::accepted()),
-        Incoming::Request { id, method, params } => {
+        Incoming::Request {
+            id, method, params, ..
+        } => {
             let ctx = Context {
                 state,
                 endpoint,
                 principal: &principal,
                 log,
                 address,
+                headers,
             };
             let body = endpoint.revision.dispatch(ctx, &id, method, params).await?;
             Ok(reply::json(StatusCode::OK, body))

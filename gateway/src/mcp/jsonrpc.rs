@@ -12,6 +12,11 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
+/// MCP 2026-07-28 `HeaderMismatch`: a mirrored header is missing, malformed
+/// or disagrees with the body.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// MCP 2026-07-28 `UnsupportedProtocolVersion`.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// A request id: a string or an integer, echoed exactly.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -28,6 +33,9 @@ pub enum Incoming {
     Request {
         id: Id,
         method: McpMethod,
+        /// The method as written on the wire (revisions that mirror it in a
+        /// header compare the two).
+        name: String,
         /// An object or an array (methods decide what they accept).
         params: Option<Value>,
     },
@@ -74,8 +82,8 @@ pub fn classify(document: Value) -> Result<Incoming, Invalid> {
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(invalid(id, "Invalid Request: jsonrpc must be \"2.0\""));
     }
-    let method = match object.remove("method") {
-        Some(Value::String(method)) if !method.is_empty() => McpMethod::parse(&method),
+    let (method, name) = match object.remove("method") {
+        Some(Value::String(name)) if !name.is_empty() => (McpMethod::parse(&name), name),
         Some(_) => {
             return Err(invalid(
                 id,
@@ -97,7 +105,12 @@ pub fn classify(document: Value) -> Result<Incoming, Invalid> {
     };
     match id {
         None => Ok(Incoming::Notification { method }),
-        Some(id) => Ok(Incoming::Request { id, method, params }),
+        Some(id) => Ok(Incoming::Request {
+            id,
+            method,
+            name,
+            params,
+        }),
     }
 }
 

@@ -11,19 +11,22 @@ pub enum McpMethod {
     Ping,
     ToolsList,
     ToolsCall,
+    /// `server/discover` (MCP 2026-07-28).
+    ServerDiscover,
     /// Any other method: answered "method not found", logged as `other`.
     Other,
 }
 
 impl McpMethod {
     /// Every known method, `Other` excepted.
-    const KNOWN: [McpMethod; 6] = [
+    const KNOWN: [McpMethod; 7] = [
         McpMethod::Initialize,
         McpMethod::Initialized,
         McpMethod::Cancelled,
         McpMethod::Ping,
         McpMethod::ToolsList,
         McpMethod::ToolsCall,
+        McpMethod::ServerDiscover,
     ];
 
     /// The method named `name` on the wire.
@@ -43,6 +46,7 @@ impl McpMethod {
             McpMethod::Ping => "ping",
             McpMethod::ToolsList => "tools/list",
             McpMethod::ToolsCall => "tools/call",
+            McpMethod::ServerDiscover => "server/discover",
             McpMethod::Other => "other",
         }
     }

@@ -24,6 +24,7 @@ use crate::mcp::envelope::{self, Reply};
 use crate::mcp::guard;
 use crate::mcp::jsonrpc::{self, Id};
 use crate::mcp::params::{CallToolParams, Field};
+use crate::mcp::revision::{Caching, Revision};
 use crate::ops::counters::Dependency;
 
 /// Whether `principal` may see `tool` at all (hidden tools are unknown tools).
@@ -51,13 +52,18 @@ pub async fn list(ctx: Context<'_>, id: &Id) -> Result<Vec<u8>, GatewayError> {
         }
     };
     let writes_enabled = ctx.state.config.writes_enabled && snapshot.writes_enabled();
+    let revision = ctx.endpoint.revision;
+    let annotated = revision.lists_header_annotations();
     let tools = snapshot
         .tools()
         .filter(|tool| visible(tool, ctx.principal))
         .filter(|tool| writes_enabled || !tool.write)
-        .map(|tool| tool.listing(ctx.endpoint.profile))
+        .map(|tool| tool.listing(ctx.endpoint.profile, annotated))
         .collect();
-    Ok(jsonrpc::success(id, &ListResult { tools }))
+    // The list depends on the caller's scopes; it is as fresh as the
+    // catalogue snapshot it comes from.
+    let ttl = std::time::Duration::from_secs(ctx.state.config.tool_catalog_ttl_secs);
+    Ok(revision.success(id, &ListResult { tools }, Caching::Private(ttl)))
 }
 
 /// The locale of `_meta.user_locale`: a BCP 47 string, or the Connected Apps
@@ -86,9 +92,9 @@ fn unknown_tool(id: &Id, name: &str) -> GatewayError {
 }
 
 /// The response body of a tool result; a fatal failure as its error.
-fn reply(reply: Reply<'_>, id: &Id) -> Result<Vec<u8>, GatewayError> {
+fn reply(revision: Revision, reply: Reply<'_>, id: &Id) -> Result<Vec<u8>, GatewayError> {
     match reply {
-        Reply::Result(result) => Ok(jsonrpc::success(id, &result)),
+        Reply::Result(result) => Ok(revision.success(id, &result, Caching::None)),
         Reply::Error(error) => Err(GatewayError::ToolFatal(id.clone(), error)),
     }
 }
@@ -116,6 +122,7 @@ pub async fn call(
         }
     };
     let profile = ctx.endpoint.profile;
+    let revision = ctx.endpoint.revision;
     let request_id = ctx.log.request_id.clone();
     let snapshot = match ctx.state.catalog.snapshot().await {
         Ok(snapshot) => snapshot,
@@ -123,7 +130,11 @@ pub async fn call(
             let failure = chataigne_common::codes::decode_status(&status);
             ctx.state.metrics.dependency_error(Dependency::ToolService);
             ctx.log.outcome = failure.code.as_str();
-            return reply(envelope::failure(profile, &request_id, &failure), id);
+            return reply(
+                revision,
+                envelope::failure(profile, &request_id, &failure),
+                id,
+            );
         }
     };
     let tool = match snapshot.get(name) {
@@ -131,17 +142,24 @@ pub async fn call(
         _ => return Err(unknown_tool(id, name)),
     };
     ctx.log.tool = Some(tool.name.clone());
+    revision.check_tool_headers(id, ctx.headers, tool, params.arguments.as_valid())?;
     if tool.write && !ctx.state.config.writes_enabled {
         let failure = gateway_failure(ErrorCode::WritesDisabled);
         ctx.log.outcome = failure.code.as_str();
-        return reply(envelope::failure(profile, &request_id, &failure), id);
+        return reply(
+            revision,
+            envelope::failure(profile, &request_id, &failure),
+            id,
+        );
     }
+    let meta = params.meta.as_valid();
     let input = CallInput {
         principal: ctx.principal,
         arguments_json,
-        locale: locale(params.meta.as_valid()),
+        locale: locale(meta),
         request_id: &request_id,
         deadline: call::deadline(&ctx.state.config.deadlines, tool.deadline),
+        trace_parent: revision.trace_parent(meta),
     };
     let outcome = guard::call(ctx.state, ctx.principal, ctx.address, tool, input).await?;
     if let Err(failure) = &outcome
@@ -156,7 +174,7 @@ pub async fn call(
             envelope::failure(profile, &request_id, failure)
         }
     };
-    reply(shaped, id)
+    reply(revision, shaped, id)
 }
 
 /// A scope missing inside a tool (per-section checks, scope checks in the
@@ -175,7 +193,7 @@ fn step_up(
         .map(|(_, scope)| scope.as_str())
         .unwrap_or_default();
     let body = match envelope::failure(ctx.endpoint.profile, request_id, failure) {
-        Reply::Result(result) => jsonrpc::success(id, &result),
+        Reply::Result(result) => ctx.endpoint.revision.success(id, &result, Caching::None),
         Reply::Error(error) => jsonrpc::error(Some(id), &error),
     };
     GatewayError::InsufficientScope {

@@ -20,13 +20,7 @@ pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-2
 /// The revision offered when the client asks for one we do not speak.
 pub const LATEST_VERSION: &str = "2025-11-25";
 
-/// What the server gives access to and on whose behalf; added to the model's
-/// context by clients, so it describes rather than instructs.
-pub const INSTRUCTIONS: &str = "Chataigne restaurant operations: a restaurant's orders, \
-catalog availability, location settings and status, customer conversations and analytics. \
-Every read and action is performed on behalf of the signed-in restaurant staff member, limited \
-to the organizations and locations of their memberships and to the scopes they consented to. \
-Identifiers are opaque strings; amounts carry their currency and timestamps their UTC offset.";
+use super::INSTRUCTIONS;
 
 /// The version both sides speak: the client's when supported, else the latest.
 pub fn negotiate(requested: &str) -> &'static str {
@@ -42,11 +36,7 @@ pub fn initialize_result(requested: &str) -> Value {
     json!({
         "protocolVersion": negotiate(requested),
         "capabilities": { "tools": { "listChanged": false } },
-        "serverInfo": {
-            "name": "chataigne-mcp",
-            "title": "Chataigne",
-            "version": env!("CARGO_PKG_VERSION"),
-        },
+        "serverInfo": super::SERVER_INFO,
         "instructions": INSTRUCTIONS,
     })
 }
@@ -87,9 +77,10 @@ pub async fn dispatch(
             let params: CallToolParams = params::parse(id, params)?;
             tools::call(ctx, id, params).await
         }
-        McpMethod::Initialized | McpMethod::Cancelled | McpMethod::Other => {
-            Err(GatewayError::MethodNotFound(id.clone()))
-        }
+        McpMethod::Initialized
+        | McpMethod::Cancelled
+        | McpMethod::ServerDiscover
+        | McpMethod::Other => Err(GatewayError::MethodNotFound(id.clone())),
     }
 }
 

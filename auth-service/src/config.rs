@@ -5,8 +5,11 @@
 use std::net::SocketAddr;
 
 use chataigne_common::config::env_var;
+use chataigne_common::database::Backend;
+pub use chataigne_common::database::DatabaseConfig;
 pub use chataigne_common::grpc_server::GrpcServerLimits;
 pub use chataigne_common::http_server::ConnectionLimits;
+use chataigne_common::secrets::serialize_optional_secret;
 use chataigne_common::startup::StartupConfig;
 use schemars::JsonSchema;
 use secrecy::{ExposeSecret, SecretString};
@@ -421,41 +424,18 @@ pub struct KeysConfig {
 }
 
 impl KeysConfig {
-    fn validate(&self, database_url: &str) -> anyhow::Result<()> {
+    fn validate(&self, backend: Backend) -> anyhow::Result<()> {
         match &self.encryption_key {
             Some(secret) => crate::key_encryption::parse_keks(secret).map(|_| ()),
             None => {
                 anyhow::ensure!(
-                    database_url.starts_with("sqlite:"),
+                    backend == Backend::Sqlite,
                     "keys.encryption_key ({}) is required with PostgreSQL: the base64 encoding of 32 random bytes (e.g. `openssl rand -base64 32`) that encrypts the signing keys at rest",
                     env_var("keys.encryption_key")
                 );
                 Ok(())
             }
         }
-    }
-}
-
-/// Where and how to reach the database.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct DatabaseConfig {
-    /// `postgres://…` (production) or `sqlite:…` (embedded). May hold a password.
-    #[serde(serialize_with = "serialize_secret")]
-    #[schemars(with = "String", extend("x-secret" = true))]
-    pub url: SecretString,
-    /// Connections in the pool, 1 to 1000.
-    pub max_connections: u32,
-    /// Bound on opening (and waiting for) a connection; one start-up attempt.
-    pub connect_timeout_ms: u64,
-    /// Bound on any statement (Postgres `statement_timeout`, SQLite busy timeout).
-    pub statement_timeout_ms: u64,
-}
-
-impl DatabaseConfig {
-    /// The connection URL. Never log it.
-    pub fn url(&self) -> &str {
-        self.url.expose_secret()
     }
 }
 
@@ -466,7 +446,12 @@ impl Default for Config {
             http_listen: "127.0.0.1:8081".to_owned(),
             metrics_listen: None,
             issuer: String::new(),
-            database: DatabaseConfig::default(),
+            database: DatabaseConfig {
+                url: SecretString::from("sqlite://chataigne-auth.db?mode=rwc"),
+                max_connections: 10,
+                connect_timeout_ms: 3_000,
+                statement_timeout_ms: 5_000,
+            },
             access_token_ttl_secs: 900,
             assertion_ttl_secs: 120,
             session_ttl_secs: 30 * 24 * 3600,
@@ -479,17 +464,6 @@ impl Default for Config {
             grpc_tls: None,
             http_tls: None,
             startup: StartupConfig::default(),
-        }
-    }
-}
-
-impl Default for DatabaseConfig {
-    fn default() -> Self {
-        DatabaseConfig {
-            url: SecretString::from("sqlite://chataigne-auth.db?mode=rwc"),
-            max_connections: 10,
-            connect_timeout_ms: 3_000,
-            statement_timeout_ms: 5_000,
         }
     }
 }
@@ -526,25 +500,7 @@ impl Config {
                 "issuer must not contain a query or a fragment"
             );
         }
-        let url = self.database.url();
-        anyhow::ensure!(
-            url.starts_with("postgres://")
-                || url.starts_with("postgresql://")
-                || url.starts_with("sqlite:"),
-            "database.url must start with postgres:// or sqlite:"
-        );
-        anyhow::ensure!(
-            (1..=1_000).contains(&self.database.max_connections),
-            "database.max_connections must be between 1 and 1000"
-        );
-        anyhow::ensure!(
-            (1..=60_000).contains(&self.database.connect_timeout_ms),
-            "database.connect_timeout_ms must be between 1 and 60000"
-        );
-        anyhow::ensure!(
-            (1..=600_000).contains(&self.database.statement_timeout_ms),
-            "database.statement_timeout_ms must be between 1 and 600000"
-        );
+        let database = self.database.validate().map_err(anyhow::Error::msg)?;
         anyhow::ensure!(
             (1..=86_400).contains(&self.access_token_ttl_secs),
             "access_token_ttl_secs must be between 1 and 86400"
@@ -562,7 +518,7 @@ impl Config {
             (1..=3_600).contains(&self.key_reload_secs),
             "key_reload_secs must be between 1 and 3600"
         );
-        self.keys.validate(url)?;
+        self.keys.validate(database.backend())?;
         self.http.validate()?;
         self.grpc_server
             .validate("grpc_server")
@@ -643,20 +599,6 @@ impl HttpServerConfig {
             "http.max_concurrent_requests must be greater than zero"
         );
         Ok(())
-    }
-}
-
-fn serialize_secret<S: serde::Serializer>(secret: &SecretString, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(secret.expose_secret())
-}
-
-fn serialize_optional_secret<S: serde::Serializer>(
-    secret: &Option<SecretString>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    match secret {
-        Some(secret) => s.serialize_some(secret.expose_secret()),
-        None => s.serialize_none(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Shared foundations of the Chataigne services: the one table of error codes
 //! (and its gRPC encoding), layered configuration, telemetry start-up, the
-//! gRPC health service, Prometheus metrics and the shutdown signal.
+//! gRPC health service, Prometheus metrics, the shutdown signal and the
+//! database contract (configuration section, URL, error classes).
 
 pub mod assertion;
 pub mod balance;
@@ -8,6 +9,7 @@ pub mod codes;
 pub mod config;
 pub mod config_check;
 pub mod config_reference;
+pub mod database;
 pub mod demo;
 pub mod embedded;
 pub mod expiring;
@@ -19,7 +21,9 @@ pub mod http_server;
 pub mod jws;
 pub mod metrics;
 pub mod scopes;
+pub mod secrets;
 pub mod shutdown;
+pub mod sql_error;
 pub mod startup;
 pub mod telemetry;
 pub mod testing;

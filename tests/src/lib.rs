@@ -78,6 +78,39 @@ impl Sandbox {
             .expect("token issued")
     }
 
+    /// The URL of `/mcp/v2` (MCP 2026-07-28) and a token of `user_id` with
+    /// every business scope for that endpoint's audience.
+    pub async fn modern_endpoint(&self, user_id: &str) -> (String, String) {
+        let url = self.stack.endpoint_url("/mcp/v2");
+        let token = self
+            .stack
+            .token_for_resource(user_id, &demo::demo_token_scopes(), None, &url)
+            .await
+            .expect("token issued");
+        (url, token)
+    }
+
+    /// The raw body of `message` POSTed to `/mcp/v1` (2025-11-25) with
+    /// `token`, on the profile `host` selects (the catch-all when `None`);
+    /// the answer must be HTTP 200.
+    pub async fn mcp_text(&self, token: &str, host: Option<&str>, message: &Value) -> String {
+        let mut request = reqwest::Client::new()
+            .post(&self.stack.mcp_url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25");
+        if let Some(host) = host {
+            request = request.header("host", host);
+        }
+        let response = request
+            .json(message)
+            .send()
+            .await
+            .expect("gateway reachable");
+        assert_eq!(response.status(), 200);
+        response.text().await.expect("body")
+    }
+
     /// POSTs one JSON-RPC message to the MCP endpoint; returns status and body.
     pub async fn mcp(&self, token: &str, message: Value) -> (u16, Value) {
         let response = reqwest::Client::new()

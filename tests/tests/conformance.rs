@@ -12,23 +12,15 @@ use std::process::Command;
 
 use chataigne_tests::{Backend, Sandbox, SdkClients, demo};
 
-/// Scenarios of the 2025-11-25 requirement set that exercise fixtures of the
-/// SDK's reference ("everything") server, not transport or lifecycle rules,
-/// with why each cannot pass here. This server declares only the `tools`
+/// Scenarios of both revisions' sets that exercise fixtures of the SDK's
+/// reference ("everything") server, not transport or lifecycle rules, with
+/// why each cannot pass here. This server declares only the `tools`
 /// capability and serves the product catalogue, so each fails with "method
 /// not found" or "unknown tool" by design.
-const NOT_APPLICABLE: &[(&str, &str)] = &[
+const FIXTURES: &[(&str, &str)] = &[
     (
         "completion-complete",
         "`completion/complete` on fixture prompts: no `completions` capability",
-    ),
-    (
-        "logging-set-level",
-        "`logging/setLevel`: no `logging` capability",
-    ),
-    (
-        "tools-call-with-logging",
-        "log notifications during a fixture tool call: no `logging` capability, and a stateless JSON server sends no notifications",
     ),
     ("prompts-list", "fixture prompts: no `prompts` capability"),
     (
@@ -64,14 +56,6 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
         "fixture resource templates: no `resources` capability",
     ),
     (
-        "resources-subscribe",
-        "resource subscriptions: no `resources` capability",
-    ),
-    (
-        "resources-unsubscribe",
-        "resource subscriptions: no `resources` capability",
-    ),
-    (
         "tools-call-simple-text",
         "calls the reference server's `test_simple_text` tool; product tool results are covered by the gateway and client tests",
     ),
@@ -99,6 +83,26 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
         "tools-call-with-progress",
         "calls the reference server's `test_tool_with_progress` tool; this server sends no progress notifications",
     ),
+];
+
+/// The 2025-11-25 requirement set's own fixture scenarios.
+const FIXTURES_2025: &[(&str, &str)] = &[
+    (
+        "logging-set-level",
+        "`logging/setLevel`: no `logging` capability",
+    ),
+    (
+        "tools-call-with-logging",
+        "log notifications during a fixture tool call: no `logging` capability, and a stateless JSON server sends no notifications",
+    ),
+    (
+        "resources-subscribe",
+        "resource subscriptions: no `resources` capability",
+    ),
+    (
+        "resources-unsubscribe",
+        "resource subscriptions: no `resources` capability",
+    ),
     (
         "tools-call-sampling",
         "a fixture tool that makes a sampling request to the client; this server makes no server-to-client requests",
@@ -116,6 +120,11 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
         "a fixture tool that elicits enum input; this server makes no server-to-client requests",
     ),
 ];
+
+/// The scenarios of a revision's set expected to fail, with their reason.
+fn not_applicable(own: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+    FIXTURES.iter().chain(own).copied().collect()
+}
 
 /// Scenarios every run must pass (the transport and lifecycle rules).
 const MUST_PASS: &[&str] = &[
@@ -181,8 +190,8 @@ fn run(clients: &SdkClients, url: &str, token: &str, label: &str, options: &[&st
     }
 }
 
-fn reasons() -> String {
-    NOT_APPLICABLE
+fn reasons(not_applicable: &[(&str, &str)]) -> String {
+    not_applicable
         .iter()
         .map(|(scenario, reason)| format!("  {scenario}: {reason}"))
         .collect::<Vec<_>>()
@@ -201,7 +210,8 @@ async fn the_official_conformance_suite_passes() {
     let url = sandbox.mcp_url.clone();
 
     let mut required = vec!["--suite", "required"];
-    for (scenario, _) in NOT_APPLICABLE {
+    let not_applicable = not_applicable(FIXTURES_2025);
+    for (scenario, _) in &not_applicable {
         required.extend(["--xfail", scenario]);
     }
     let stable = [&required[..], &["--engine", "stable"]].concat();
@@ -269,21 +279,21 @@ async fn the_official_conformance_suite_passes() {
         // Every expected failure ran and failed: the whole requirement set was
         // exercised, none skipped, and the list holds no scenario that has
         // come to pass (which would then belong to the passing set).
-        for (scenario, _) in NOT_APPLICABLE {
+        for (scenario, _) in &not_applicable {
             assert_eq!(
                 run.verdicts.get(*scenario).map(String::as_str),
                 Some("XFAIL"),
                 "{}: {scenario} is listed as not applicable\n{}\nexpected failures:\n{}",
                 run.label,
                 run.output,
-                reasons()
+                reasons(&not_applicable)
             );
         }
         // And nothing else in the set failed, expectedly or not.
         for (scenario, verdict) in &run.verdicts {
             assert!(
                 verdict.starts_with("PASS")
-                    || NOT_APPLICABLE.iter().any(|(name, _)| name == scenario),
+                    || not_applicable.iter().any(|(name, _)| name == scenario),
                 "{}: {scenario} {verdict}\n{}",
                 run.label,
                 run.output
@@ -293,7 +303,7 @@ async fn the_official_conformance_suite_passes() {
         // adds has to be classified here.
         assert_eq!(
             run.verdicts.len(),
-            NOT_APPLICABLE.len() + MUST_PASS.len(),
+            not_applicable.len() + MUST_PASS.len(),
             "{}: the whole set ran\n{}",
             run.label,
             run.output
@@ -301,78 +311,12 @@ async fn the_official_conformance_suite_passes() {
     }
 }
 
-/// Scenarios of the suite's 2026-07-28 server set that exercise fixtures of
-/// the SDK's reference server or capabilities this server does not declare,
-/// with why each cannot pass here.
-const MODERN_NOT_APPLICABLE: &[(&str, &str)] = &[
-    (
-        "completion-complete",
-        "`completion/complete` on fixture prompts: no `completions` capability",
-    ),
-    (
-        "tools-call-simple-text",
-        "calls the reference server's `test_simple_text` tool",
-    ),
-    (
-        "tools-call-image",
-        "calls the reference server's `test_image_content` tool",
-    ),
-    (
-        "tools-call-audio",
-        "calls the reference server's `test_audio_content` tool",
-    ),
-    (
-        "tools-call-embedded-resource",
-        "calls the reference server's `test_embedded_resource` tool",
-    ),
-    (
-        "tools-call-mixed-content",
-        "calls the reference server's `test_multiple_content_types` tool",
-    ),
-    (
-        "tools-call-error",
-        "calls the reference server's `test_error_handling` tool",
-    ),
-    (
-        "tools-call-with-progress",
-        "calls the reference server's `test_tool_with_progress` tool; this server sends no progress notifications",
-    ),
+/// The 2026-07-28 server set's own fixture scenarios, and those that need
+/// a capability this server does not declare.
+const FIXTURES_2026: &[(&str, &str)] = &[
     (
         "json-schema-2020-12",
         "looks for the reference server's `json_schema_2020_12_tool`",
-    ),
-    (
-        "resources-list",
-        "fixture resources: no `resources` capability",
-    ),
-    (
-        "resources-read-text",
-        "fixture resources: no `resources` capability",
-    ),
-    (
-        "resources-read-binary",
-        "fixture resources: no `resources` capability",
-    ),
-    (
-        "resources-templates-read",
-        "fixture resource templates: no `resources` capability",
-    ),
-    ("prompts-list", "fixture prompts: no `prompts` capability"),
-    (
-        "prompts-get-simple",
-        "fixture prompts: no `prompts` capability",
-    ),
-    (
-        "prompts-get-with-args",
-        "fixture prompts: no `prompts` capability",
-    ),
-    (
-        "prompts-get-embedded-resource",
-        "fixture prompts: no `prompts` capability",
-    ),
-    (
-        "prompts-get-with-image",
-        "fixture prompts: no `prompts` capability",
     ),
     (
         "input-required-result-basic-elicitation",
@@ -508,11 +452,7 @@ async fn the_conformance_suite_passes_on_2026_07_28() {
     let sandbox = Sandbox::start(Backend::Sqlite)
         .await
         .expect("sqlite sandbox");
-    let url = sandbox.endpoint_url("/mcp/v2");
-    let token = sandbox
-        .token_for_resource(demo::USER_MANAGER, &demo::demo_token_scopes(), None, &url)
-        .await
-        .expect("token issued");
+    let (url, token) = sandbox.modern_endpoint(demo::USER_MANAGER).await;
     let kept = chataigne_tests::TempDir::new("conformance-2026");
     let kept_dir = kept.0.to_string_lossy().into_owned();
     let mut options = vec![
@@ -523,7 +463,8 @@ async fn the_conformance_suite_passes_on_2026_07_28() {
         "--keep",
         kept_dir.as_str(),
     ];
-    for (scenario, _) in MODERN_NOT_APPLICABLE {
+    let not_applicable = not_applicable(FIXTURES_2026);
+    for (scenario, _) in &not_applicable {
         options.extend(["--xfail", scenario]);
     }
     for (scenario, _) in MODERN_PARTLY_APPLICABLE {
@@ -544,7 +485,7 @@ async fn the_conformance_suite_passes_on_2026_07_28() {
             run.output
         );
     }
-    for (scenario, reason) in MODERN_NOT_APPLICABLE {
+    for (scenario, reason) in &not_applicable {
         assert_eq!(
             run.verdicts.get(*scenario).map(String::as_str),
             Some("XFAIL"),
@@ -576,7 +517,7 @@ async fn the_conformance_suite_passes_on_2026_07_28() {
     }
     assert_eq!(
         run.verdicts.len(),
-        MODERN_NOT_APPLICABLE.len() + MODERN_PARTLY_APPLICABLE.len() + MODERN_MUST_PASS.len(),
+        not_applicable.len() + MODERN_PARTLY_APPLICABLE.len() + MODERN_MUST_PASS.len(),
         "the whole set ran and is classified here\n{}",
         run.output
     );

@@ -368,6 +368,15 @@ fn default_endpoint() -> chataigne_gateway::EndpointConfig {
     }
 }
 
+/// The MCP 2026-07-28 endpoint: `/mcp/v2` on the gateway's public URL.
+fn modern_endpoint() -> chataigne_gateway::EndpointConfig {
+    chataigne_gateway::EndpointConfig {
+        path: "/mcp/v2".to_owned(),
+        revision: chataigne_gateway::Revision::V2026_07_28,
+        ..default_endpoint()
+    }
+}
+
 /// The endpoint of a profile host: `/mcp/v1` on `https://<host>`.
 fn host_endpoint(
     host: &str,
@@ -664,6 +673,7 @@ fn ha_example_terminates_tls_in_the_gateway_on_443() {
         gateway_config.endpoints,
         [
             default_endpoint(),
+            modern_endpoint(),
             host_endpoint("gemini.mcp.example.com", chataigne_gateway::Profile::Google)
         ]
     );
@@ -671,6 +681,7 @@ fn ha_example_terminates_tls_in_the_gateway_on_443() {
         auth_config.oauth.allowed_resources,
         [
             "https://mcp.example.com/mcp/v1",
+            "https://mcp.example.com/mcp/v2",
             "https://gemini.mcp.example.com/mcp/v1"
         ]
     );
@@ -935,6 +946,7 @@ fn profile_hosts_get_an_endpoint_an_audience_and_a_route() {
         gateway.endpoints,
         [
             default_endpoint(),
+            modern_endpoint(),
             host_endpoint("gemini.mcp.example.com", Profile::Google),
             host_endpoint("other.mcp.example.com", Profile::Default),
         ]
@@ -947,6 +959,7 @@ fn profile_hosts_get_an_endpoint_an_audience_and_a_route() {
         auth.oauth.allowed_resources,
         [
             "https://mcp.example.com/mcp/v1",
+            "https://mcp.example.com/mcp/v2",
             "https://gemini.mcp.example.com/mcp/v1",
             "https://other.mcp.example.com/mcp/v1",
         ]
@@ -1002,11 +1015,12 @@ fn profile_hosts_get_an_endpoint_an_audience_and_a_route() {
     );
     report.assert_valid("profile hosts, Gateway API");
     let (gateway, auth) = assert_services_accept_their_config(&report);
-    assert_eq!(gateway.endpoints.len(), 2);
+    assert_eq!(gateway.endpoints.len(), 3);
     assert_eq!(
         auth.oauth.allowed_resources,
         [
             "https://mcp.example.com/mcp/v1",
+            "https://mcp.example.com/mcp/v2",
             "https://gemini.mcp.example.com/mcp/v1",
         ]
     );

@@ -507,11 +507,7 @@ async fn python_sdk_auto_mode_negotiates_2026_07_28_on_v2() {
     let sandbox = Sandbox::start(Backend::Sqlite)
         .await
         .expect("sqlite sandbox");
-    let url = sandbox.endpoint_url("/mcp/v2");
-    let token = sandbox
-        .token_for_resource(demo::USER_MANAGER, &demo::demo_token_scopes(), None, &url)
-        .await
-        .expect("token issued");
+    let (url, token) = sandbox.modern_endpoint(demo::USER_MANAGER).await;
     let arguments = json!({"organization_id": demo::ORG_BISTRO}).to_string();
     let (code, out, stderr) = tokio::task::block_in_place(|| {
         clients.pyclient(

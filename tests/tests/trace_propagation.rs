@@ -5,7 +5,8 @@
 //! the OpenTelemetry semantic conventions (HTTP server span `POST /mcp/v1`,
 //! MCP span `tools/call <tool>`, RPC server spans `<service>/<method>`), and
 //! every JSON log line written while serving the call carries the trace and
-//! span ids of the span it was written in.
+//! span ids of the span it was written in. On `/mcp/v2` a caller's trace
+//! context in `_meta` (`traceparent`) is continued across the services.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -115,6 +116,38 @@ async fn one_tool_call_is_one_trace_across_the_three_services() {
             json!({"location_id": demo::LOC_PARIS, "limit": 1}),
         )
         .await;
+    // The same call on `/mcp/v2`, carrying the caller's W3C trace context in
+    // `_meta` (MCP 2026-07-28): the call continues the caller's trace.
+    let (modern_url, modern_token) = sandbox.modern_endpoint(demo::USER_MANAGER).await;
+    let caller_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let caller_span = "00f067aa0ba902b7";
+    let modern = reqwest::Client::new()
+        .post(&modern_url)
+        .bearer_auth(&modern_token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "chataigne_orders_list")
+        .header("mcp-param-locationid", demo::LOC_PARIS)
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "chataigne_orders_list",
+            "arguments": {"location_id": demo::LOC_PARIS, "limit": 1},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "traceparent": format!("00-{caller_trace}-{caller_span}-01"),
+            }}}),
+        )
+        .send()
+        .await
+        .expect("gateway reachable");
+    assert_eq!(
+        modern.status(),
+        200,
+        "{}",
+        modern.text().await.unwrap_or_default()
+    );
     sandbox.shutdown().await;
     provider.force_flush().expect("flush");
     let spans = exporter.get_finished_spans().expect("finished spans");
@@ -133,11 +166,33 @@ async fn one_tool_call_is_one_trace_across_the_three_services() {
         })
         .collect();
 
+    let caller: TraceId = TraceId::from_hex(caller_trace).expect("trace id");
+    let modern_call = spans
+        .iter()
+        .find(|span| {
+            span.name == "tools/call chataigne_orders_list"
+                && span.span_context.trace_id() == caller
+        })
+        .unwrap_or_else(|| panic!("the v2 call continues the caller's trace: {described:#?}"));
+    assert_eq!(
+        modern_call.parent_span_id,
+        SpanId::from_hex(caller_span).expect("span id"),
+        "a child of the caller's span"
+    );
+    assert!(
+        spans
+            .iter()
+            .any(|span| span.span_context.trace_id() == caller
+                && service_of(span).as_deref() == Some("tool-service")
+                && rpc_of(span).ends_with("/CallTool")),
+        "the tool-service's CallTool span is in the caller's trace: {described:#?}"
+    );
     let call = spans
         .iter()
         .find(|span| {
             service_of(span).as_deref() == Some("tool-service")
                 && rpc_of(span).ends_with("/CallTool")
+                && span.span_context.trace_id() != caller
         })
         .unwrap_or_else(|| panic!("no tool-service CallTool span: {described:#?}"));
     let trace: TraceId = call.span_context.trace_id();

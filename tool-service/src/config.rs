@@ -1,6 +1,9 @@
 //! Typed configuration of the tool-service, validated at start-up.
 
 use chataigne_common::config::env_var;
+use chataigne_common::database::Backend;
+pub use chataigne_common::database::DatabaseConfig;
+use chataigne_common::secrets::{serialize_optional_secret, serialize_secrets};
 use chataigne_common::startup::StartupConfig;
 use schemars::JsonSchema;
 use secrecy::{ExposeSecret, SecretString};
@@ -42,28 +45,6 @@ pub struct Config {
     pub auth_service_tls: Option<chataigne_common::tls::ClientTls>,
 }
 
-/// Where and how to reach the tool store.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct DatabaseConfig {
-    /// `postgres://…` (production) or `sqlite:…` (embedded). May hold a password.
-    #[serde(serialize_with = "serialize_secret")]
-    #[schemars(with = "String", extend("x-secret" = true))]
-    pub url: SecretString,
-    /// Connections in the pool.
-    pub max_connections: u32,
-    /// Bound on opening (and waiting for) a connection; one start-up attempt.
-    pub connect_timeout_ms: u64,
-    /// Upper bound of any statement; per-call deadlines are shorter.
-    pub statement_timeout_ms: u64,
-}
-
-impl DatabaseConfig {
-    pub fn url(&self) -> &str {
-        self.url.expose_secret()
-    }
-}
-
 /// Signing and lifetime of pagination cursors.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -85,7 +66,12 @@ impl Default for Config {
             listen: "127.0.0.1:50052".to_owned(),
             metrics_listen: None,
             auth_service_url: "http://127.0.0.1:50051".to_owned(),
-            database: DatabaseConfig::default(),
+            database: DatabaseConfig {
+                url: SecretString::from("sqlite://chataigne-tools.db?mode=rwc"),
+                max_connections: 16,
+                connect_timeout_ms: 3_000,
+                statement_timeout_ms: 30_000,
+            },
             cursor: CursorConfig::default(),
             idempotency: IdempotencyConfig::default(),
             seed_demo: false,
@@ -94,17 +80,6 @@ impl Default for Config {
             startup: StartupConfig::default(),
             tls: None,
             auth_service_tls: None,
-        }
-    }
-}
-
-impl Default for DatabaseConfig {
-    fn default() -> Self {
-        DatabaseConfig {
-            url: SecretString::from("sqlite://chataigne-tools.db?mode=rwc"),
-            max_connections: 16,
-            connect_timeout_ms: 3_000,
-            statement_timeout_ms: 30_000,
         }
     }
 }
@@ -155,17 +130,7 @@ impl Config {
                 "metrics_listen must be an IP address and port, e.g. 0.0.0.0:9090"
             );
         }
-        let url = self.database.url();
-        anyhow::ensure!(
-            url.starts_with("postgres:")
-                || url.starts_with("postgresql:")
-                || url.starts_with("sqlite:"),
-            "database.url must start with postgres:// or sqlite:"
-        );
-        anyhow::ensure!(
-            self.database.max_connections > 0,
-            "database.max_connections must be at least 1"
-        );
+        self.database.validate().map_err(anyhow::Error::msg)?;
         anyhow::ensure!(
             self.auth_service_url.starts_with("http://")
                 || self.auth_service_url.starts_with("https://"),
@@ -222,7 +187,7 @@ impl Config {
     /// `idempotency.secret` and `cursor.keys` must be set; the error names
     /// the key and its variable.
     pub fn require_shared_secrets(&self) -> anyhow::Result<()> {
-        if self.database.url().starts_with("sqlite:") {
+        if self.database.backend() == Some(Backend::Sqlite) {
             return Ok(());
         }
         let missing = [
@@ -252,27 +217,6 @@ impl Config {
         }
         Ok(())
     }
-}
-
-fn serialize_secret<S: serde::Serializer>(secret: &SecretString, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(secret.expose_secret())
-}
-
-fn serialize_optional_secret<S: serde::Serializer>(
-    secret: &Option<SecretString>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    match secret {
-        Some(secret) => s.serialize_some(secret.expose_secret()),
-        None => s.serialize_none(),
-    }
-}
-
-fn serialize_secrets<S: serde::Serializer>(
-    secrets: &[SecretString],
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    s.collect_seq(secrets.iter().map(|k| k.expose_secret()))
 }
 
 #[cfg(test)]

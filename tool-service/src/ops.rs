@@ -218,8 +218,9 @@ async fn open(config: &Config, statement_timeout: Duration) -> anyhow::Result<An
         statement_timeout,
     };
     let url = config.database.url();
+    let backend = config.database.backend();
     Ok(
-        if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        if backend == Some(chataigne_common::database::Backend::Postgres) {
             AnyStore::Postgres(PgStore::connect(url, &options).await?)
         } else {
             AnyStore::Sqlite(SqliteStore::connect(url, &options).await?)

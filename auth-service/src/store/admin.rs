@@ -1,9 +1,13 @@
 //! What only the administration commands read and write: the user list, a
 //! user's memberships as stored, the roles' permissions, and the removal of
-//! a client. One SQL text per
-//! statement for both backends, implemented by [`impl_admin_store`].
+//! a client. One SQL text per statement for both backends, implemented on
+//! [`SqlStore`].
+
+use sqlx::{ColumnIndex, Executor};
 
 use super::StoreFuture;
+use super::dialect::{Bind, Dialect, Read};
+use super::sql_store::SqlStore;
 
 /// A user as the `users list` command shows it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -60,96 +64,92 @@ pub(super) const DELETE_ROLE: &str = "DELETE FROM role_permissions WHERE role = 
 pub(super) const INSERT_ROLE_PERMISSION: &str =
     "INSERT INTO role_permissions (role, permission) VALUES ($1, $2) ON CONFLICT DO NOTHING";
 
-/// Implements [`AdminStore`] for `$store` (a sqlx pool in `pool`, errors
-/// classified by `db_error`).
-macro_rules! impl_admin_store {
-    ($store:ty) => {
-        impl $crate::store::admin::AdminStore for $store {
-            fn users(
-                &self,
-            ) -> $crate::store::StoreFuture<'_, Vec<$crate::store::admin::UserRecord>> {
-                Box::pin(async move {
-                    sqlx::query_as($crate::store::admin::USERS)
-                        .fetch_all(&self.pool)
-                        .await
-                        .map_err(Self::db_error)
-                })
-            }
+/// The where-clause is the sqlx capabilities the shared SQL needs of a
+/// [`Dialect`] (see there why each store `impl` states them).
+impl<DB: Dialect> AdminStore for SqlStore<DB>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'a> &'a str: Bind<'a, DB> + ColumnIndex<DB::Row>,
+    for<'a> Option<&'a str>: Bind<'a, DB>,
+    for<'a> &'a [u8]: Bind<'a, DB>,
+    String: for<'a> Bind<'a, DB> + Read<DB>,
+    Vec<u8>: for<'a> Bind<'a, DB> + Read<DB>,
+    i64: for<'a> Bind<'a, DB> + Read<DB>,
+    bool: for<'a> Bind<'a, DB> + Read<DB>,
+    usize: ColumnIndex<DB::Row>,
+{
+    fn users(&self) -> StoreFuture<'_, Vec<UserRecord>> {
+        Box::pin(async move {
+            sqlx::query_as(USERS)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(DB::store_error)
+        })
+    }
 
-            fn user_memberships<'a>(
-                &'a self,
-                user_id: &'a str,
-            ) -> $crate::store::StoreFuture<'a, Vec<$crate::store::admin::MembershipRecord>> {
-                Box::pin(async move {
-                    sqlx::query_as($crate::store::admin::USER_MEMBERSHIPS)
-                        .bind(user_id)
-                        .fetch_all(&self.pool)
-                        .await
-                        .map_err(Self::db_error)
-                })
-            }
+    fn user_memberships<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, Vec<MembershipRecord>> {
+        Box::pin(async move {
+            sqlx::query_as(USER_MEMBERSHIPS)
+                .bind(user_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(DB::store_error)
+        })
+    }
 
-            fn delete_client<'a>(
-                &'a self,
-                client_id: &'a str,
-            ) -> $crate::store::StoreFuture<'a, bool> {
-                Box::pin(async move {
-                    let mut tx = self.pool.begin().await.map_err(Self::db_error)?;
-                    let deleted: Option<(Option<String>,)> =
-                        sqlx::query_as($crate::store::admin::DELETE_CLIENT)
-                            .bind(client_id)
-                            .fetch_optional(&mut *tx)
-                            .await
-                            .map_err(Self::db_error)?;
-                    let Some((service_user,)) = deleted else {
-                        return Ok(false);
-                    };
-                    if let Some(user_id) = service_user {
-                        sqlx::query($crate::store::admin::DELETE_SERVICE_USER)
-                            .bind(user_id)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(Self::db_error)?;
-                    }
-                    tx.commit().await.map_err(Self::db_error)?;
-                    Ok(true)
-                })
+    fn delete_client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await.map_err(DB::store_error)?;
+            let deleted: Option<(Option<String>,)> = sqlx::query_as(DELETE_CLIENT)
+                .bind(client_id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(DB::store_error)?;
+            let Some((service_user,)) = deleted else {
+                return Ok(false);
+            };
+            if let Some(user_id) = service_user {
+                sqlx::query(DELETE_SERVICE_USER)
+                    .bind(user_id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(DB::store_error)?;
             }
+            tx.commit().await.map_err(DB::store_error)?;
+            Ok(true)
+        })
+    }
 
-            fn role_permissions(&self) -> $crate::store::StoreFuture<'_, Vec<(String, String)>> {
-                Box::pin(async move {
-                    sqlx::query_as($crate::store::admin::ROLE_PERMISSIONS)
-                        .fetch_all(&self.pool)
-                        .await
-                        .map_err(Self::db_error)
-                })
-            }
+    fn role_permissions(&self) -> StoreFuture<'_, Vec<(String, String)>> {
+        Box::pin(async move {
+            sqlx::query_as(ROLE_PERMISSIONS)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(DB::store_error)
+        })
+    }
 
-            fn set_role_permissions<'a>(
-                &'a self,
-                role: &'a str,
-                permissions: &'a [String],
-            ) -> $crate::store::StoreFuture<'a, ()> {
-                Box::pin(async move {
-                    let mut tx = self.pool.begin().await.map_err(Self::db_error)?;
-                    sqlx::query($crate::store::admin::DELETE_ROLE)
-                        .bind(role)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(Self::db_error)?;
-                    for permission in permissions {
-                        sqlx::query($crate::store::admin::INSERT_ROLE_PERMISSION)
-                            .bind(role)
-                            .bind(permission)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(Self::db_error)?;
-                    }
-                    tx.commit().await.map_err(Self::db_error)
-                })
+    fn set_role_permissions<'a>(
+        &'a self,
+        role: &'a str,
+        permissions: &'a [String],
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await.map_err(DB::store_error)?;
+            sqlx::query(DELETE_ROLE)
+                .bind(role)
+                .execute(&mut *tx)
+                .await
+                .map_err(DB::store_error)?;
+            for permission in permissions {
+                sqlx::query(INSERT_ROLE_PERMISSION)
+                    .bind(role)
+                    .bind(permission)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(DB::store_error)?;
             }
-        }
-    };
+            tx.commit().await.map_err(DB::store_error)
+        })
+    }
 }
-
-pub(super) use impl_admin_store;

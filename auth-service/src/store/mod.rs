@@ -1,9 +1,10 @@
 //! Storage of users, roles, memberships, clients, consents, sessions and
-//! signing keys behind one trait, with PostgreSQL and SQLite implementations
-//! generated from the same SQL.
+//! signing keys behind one trait, implemented once by a store generic over
+//! its backend (PostgreSQL or SQLite) from the same SQL.
 
 pub mod admin;
 mod connect;
+mod dialect;
 pub mod oauth;
 mod oauth_impl;
 mod oauth_sql;

@@ -1,31 +1,29 @@
-//! The PostgreSQL store: connection with fail-fast timeouts, error
-//! classification by SQLSTATE, and the shared SQL implementation.
+//! The PostgreSQL dialect of the store: connection with fail-fast timeouts
+//! and a server-side statement timeout, and its migrations.
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::Context;
-use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use chataigne_common::database::{Backend, DatabaseUrl};
+use sqlx::migrate::{MigrateError, Migrator};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgQueryResult};
 
-use super::StoreError;
-use super::admin::impl_admin_store;
-use super::oauth_impl::impl_oauth_store;
-use super::sql_store::impl_sql_store;
+use super::dialect::Dialect;
+use super::sql_store::SqlStore;
 use crate::config::DatabaseConfig;
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// Store on a PostgreSQL pool.
-#[derive(Clone)]
-pub struct PgStore {
-    pool: PgPool,
-}
+pub type PgStore = SqlStore<sqlx::Postgres>;
 
-impl PgStore {
+impl Dialect for sqlx::Postgres {
+    const BACKEND: Backend = Backend::Postgres;
+
     /// Connects with bounded connect and statement times, so that a dead
     /// database fails calls quickly instead of hanging them.
-    pub async fn connect(config: &DatabaseConfig) -> anyhow::Result<PgStore> {
+    async fn connect(config: &DatabaseConfig, _url: &DatabaseUrl) -> anyhow::Result<PgPool> {
         let options = PgConnectOptions::from_str(config.url())
             .context("database.url is not a valid PostgreSQL URL")?
             .application_name("chataigne-auth")
@@ -38,51 +36,28 @@ impl PgStore {
             .max_connections(config.max_connections)
             .acquire_timeout(connect_timeout)
             .connect_with(options);
-        let pool = tokio::time::timeout(connect_timeout, pool)
+        tokio::time::timeout(connect_timeout, pool)
             .await
             .context("connecting to PostgreSQL timed out")?
-            .context("connecting to PostgreSQL")?;
-        Ok(PgStore { pool })
+            .context("connecting to PostgreSQL")
     }
 
-    fn migrator() -> &'static Migrator {
-        &MIGRATOR
+    async fn migrate(pool: &PgPool) -> Result<(), MigrateError> {
+        MIGRATOR.run(pool).await
     }
 
-    fn db_error(error: sqlx::Error) -> StoreError {
-        let transient = match &error {
-            sqlx::Error::Database(db) => db.code().is_some_and(|code| is_transient_sqlstate(&code)),
-            other => super::connect::is_transient(other),
-        };
-        if transient {
-            StoreError::Unavailable(error.to_string())
-        } else {
-            StoreError::Failed(error.to_string())
-        }
+    fn rows_affected(result: &PgQueryResult) -> u64 {
+        result.rows_affected()
     }
 }
-
-/// Connection exceptions, statement timeouts, shutdowns, resource exhaustion
-/// and serialization conflicts: worth a retry later.
-fn is_transient_sqlstate(code: &str) -> bool {
-    code.starts_with("08")
-        || code.starts_with("53")
-        || code.starts_with("57P")
-        || code == "57014"
-        || code == "40001"
-        || code == "40P01"
-}
-
-impl_sql_store!(PgStore);
-impl_oauth_store!(PgStore);
-impl_admin_store!(PgStore);
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use chataigne_common::sql_error::SqlErrorKind;
 
     #[test]
     fn timeouts_and_connection_loss_are_transient() {
+        let is_transient_sqlstate = |code| SqlErrorKind::of_sqlstate(code).is_transient();
         for code in ["57014", "08006", "57P01", "53300", "40001"] {
             assert!(is_transient_sqlstate(code), "{code}");
         }

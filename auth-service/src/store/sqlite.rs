@@ -1,36 +1,35 @@
-//! The SQLite store (embedded mode): WAL journal, foreign keys, busy timeout,
-//! error classification by result code, and the shared SQL implementation.
+//! The SQLite dialect of the store (embedded mode): WAL journal, foreign keys,
+//! the statement bound as busy timeout, one never-recycled connection for an
+//! in-memory database, and its migrations.
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::Context;
-use sqlx::migrate::Migrator;
+use chataigne_common::database::{Backend, DatabaseUrl};
+use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteQueryResult,
+    SqliteSynchronous,
 };
 
-use super::StoreError;
-use super::admin::impl_admin_store;
-use super::oauth_impl::impl_oauth_store;
-use super::sql_store::impl_sql_store;
+use super::dialect::Dialect;
+use super::sql_store::SqlStore;
 use crate::config::DatabaseConfig;
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// Store on a SQLite pool.
-#[derive(Clone)]
-pub struct SqliteStore {
-    pool: SqlitePool,
-}
+pub type SqliteStore = SqlStore<sqlx::Sqlite>;
 
-impl SqliteStore {
+impl Dialect for sqlx::Sqlite {
+    const BACKEND: Backend = Backend::Sqlite;
+
     /// Opens (creating with `mode=rwc`) the database. An in-memory database
     /// lives in one connection that is never recycled.
-    pub async fn connect(config: &DatabaseConfig) -> anyhow::Result<SqliteStore> {
-        let url = config.url();
-        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        let mut options = SqliteConnectOptions::from_str(url)
+    async fn connect(config: &DatabaseConfig, url: &DatabaseUrl) -> anyhow::Result<SqlitePool> {
+        let in_memory = url.is_in_memory();
+        let mut options = SqliteConnectOptions::from_str(config.url())
             .context("database.url is not a valid SQLite URL")?
             .foreign_keys(true)
             .busy_timeout(Duration::from_millis(config.statement_timeout_ms));
@@ -49,48 +48,27 @@ impl SqliteStore {
                 .idle_timeout(None)
                 .max_lifetime(None);
         }
-        let pool = pool
-            .connect_with(options)
+        pool.connect_with(options)
             .await
-            .context("opening the SQLite database")?;
-        Ok(SqliteStore { pool })
+            .context("opening the SQLite database")
     }
 
-    fn migrator() -> &'static Migrator {
-        &MIGRATOR
+    async fn migrate(pool: &SqlitePool) -> Result<(), MigrateError> {
+        MIGRATOR.run(pool).await
     }
 
-    fn db_error(error: sqlx::Error) -> StoreError {
-        let transient = match &error {
-            sqlx::Error::Database(db) => db
-                .code()
-                .and_then(|code| code.parse::<i64>().ok())
-                .is_some_and(is_transient_result_code),
-            other => super::connect::is_transient(other),
-        };
-        if transient {
-            StoreError::Unavailable(error.to_string())
-        } else {
-            StoreError::Failed(error.to_string())
-        }
+    fn rows_affected(result: &SqliteQueryResult) -> u64 {
+        result.rows_affected()
     }
 }
-
-/// `SQLITE_BUSY` and `SQLITE_LOCKED`, including their extended codes.
-fn is_transient_result_code(code: i64) -> bool {
-    matches!(code & 0xff, 5 | 6)
-}
-
-impl_sql_store!(SqliteStore);
-impl_oauth_store!(SqliteStore);
-impl_admin_store!(SqliteStore);
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use chataigne_common::sql_error::SqlErrorKind;
 
     #[test]
     fn busy_and_locked_are_transient() {
+        let is_transient_result_code = |code| SqlErrorKind::of_sqlite_code(code).is_transient();
         assert!(is_transient_result_code(5));
         assert!(is_transient_result_code(517));
         assert!(is_transient_result_code(6));

@@ -11,17 +11,23 @@ If a service renames a key, change it here.
 */}}
 
 {{/*
-The public MCP endpoints as a JSON list: the default one on publicUrl, then
-one per gateway.profileHosts entry on https://<host>. Each has the gateway's
-EndpointConfig keys (path, profile, hosts, public_url) and `resource`, its
-canonical URL (origin + path): the token audience the auth-service must allow.
+The public MCP endpoints as a JSON list: on publicUrl, /mcp/v1 (MCP
+2025-11-25, frozen) and /mcp/v2 (MCP 2026-07-28); then /mcp/v1 on
+https://<host> for each gateway.profileHosts entry (the Connected Apps
+Platform speaks 2025-11-25). Each has the gateway's EndpointConfig keys
+(path, profile, revision, hosts, public_url) and `resource`, its canonical URL
+(origin + path): the token audience the auth-service must allow, one per
+endpoint, so a token of one endpoint is refused by the others.
 */}}
 {{- define "chataigne.endpoints" -}}
-{{- $path := "/mcp/v1" -}}
-{{- $all := list (dict "path" $path "profile" "default" "hosts" (list) "resource" (printf "%s%s" (trimSuffix "/" (.Values.publicUrl | default "")) $path)) -}}
+{{- $legacy := "/mcp/v1" -}}
+{{- $modern := "/mcp/v2" -}}
+{{- $public := trimSuffix "/" (.Values.publicUrl | default "") -}}
+{{- $all := list (dict "path" $legacy "profile" "default" "revision" "2025-11-25" "hosts" (list) "resource" (printf "%s%s" $public $legacy)) -}}
+{{- $all = append $all (dict "path" $modern "profile" "default" "revision" "2026-07-28" "hosts" (list) "resource" (printf "%s%s" $public $modern)) -}}
 {{- range .Values.gateway.profileHosts -}}
 {{- $origin := printf "https://%s" .host -}}
-{{- $all = append $all (dict "path" $path "profile" .profile "hosts" (list .host) "public_url" $origin "resource" (printf "%s%s" $origin $path)) -}}
+{{- $all = append $all (dict "path" $legacy "profile" .profile "revision" "2025-11-25" "hosts" (list .host) "public_url" $origin "resource" (printf "%s%s" $origin $legacy)) -}}
 {{- end -}}
 {{- toJson $all -}}
 {{- end -}}

@@ -88,21 +88,13 @@ async fn sandbox() -> Sandbox {
 
 /// The raw `tools/list` body for `token`, on the profile selected by `host`.
 async fn listing(sandbox: &Sandbox, token: &str, host: Option<&str>) -> String {
-    let mut request = reqwest::Client::new()
-        .post(&sandbox.mcp_url)
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25");
-    if let Some(host) = host {
-        request = request.header("host", host);
-    }
-    let response = request
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
-        .send()
+    sandbox
+        .mcp_text(
+            token,
+            host,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
         .await
-        .expect("gateway reachable");
-    assert_eq!(response.status(), 200);
-    response.text().await.expect("body")
 }
 
 fn tools(body: &str) -> Vec<Value> {

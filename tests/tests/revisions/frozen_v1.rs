@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use chataigne_gateway::{EndpointConfig, Profile};
 use chataigne_tests::{Backend, Sandbox, demo};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const PLATFORM_HOST: &str = "platform.golden.test";
 
@@ -16,25 +16,6 @@ fn golden(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("golden/v1")
         .join(name)
-}
-
-/// The raw body of `message` on `/mcp/v1`, on the profile `host` selects.
-async fn body(sandbox: &Sandbox, token: &str, host: Option<&str>, message: Value) -> String {
-    let mut request = reqwest::Client::new()
-        .post(&sandbox.mcp_url)
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25");
-    if let Some(host) = host {
-        request = request.header("host", host);
-    }
-    let response = request
-        .json(&message)
-        .send()
-        .await
-        .expect("gateway reachable");
-    assert_eq!(response.status(), 200);
-    response.text().await.expect("body")
 }
 
 /// Compares `actual` with the golden file `name`, or rewrites it on request.
@@ -78,9 +59,9 @@ async fn v1_initialize_and_tools_list_match_their_golden_files_byte_for_byte() {
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
     let mut differences = Vec::new();
     for (profile, host) in [("default", None), ("connected_apps", Some(PLATFORM_HOST))] {
-        let initialized = body(&sandbox, &token, host, initialize.clone()).await;
+        let initialized = sandbox.mcp_text(&token, host, &initialize).await;
         differences.extend(compare(&format!("initialize.{profile}.json"), &initialized));
-        let listed = body(&sandbox, &token, host, list.clone()).await;
+        let listed = sandbox.mcp_text(&token, host, &list).await;
         differences.extend(compare(
             &format!("tools_list.manager.{profile}.json"),
             &listed,

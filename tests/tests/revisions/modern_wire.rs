@@ -79,11 +79,7 @@ impl Modern {
         let sandbox = Sandbox::start(Backend::Sqlite)
             .await
             .expect("sqlite sandbox");
-        let url = sandbox.endpoint_url("/mcp/v2");
-        let token = sandbox
-            .token_for_resource(demo::USER_MANAGER, &demo::demo_token_scopes(), None, &url)
-            .await
-            .expect("token issued");
+        let (url, token) = sandbox.modern_endpoint(demo::USER_MANAGER).await;
         Modern {
             sandbox,
             url,

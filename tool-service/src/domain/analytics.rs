@@ -6,6 +6,7 @@ use chrono::{Datelike, Days, Months, NaiveDate};
 use serde::{Deserialize, Serialize};
 
 use super::{DomainError, Money};
+use crate::domain::Locale;
 
 /// At most this many metrics per query (seed 001).
 pub const MAX_METRICS: usize = 8;
@@ -206,7 +207,7 @@ impl MetricValues {
         metrics: &[Metric],
         sums: &MetricSums,
         currency: &str,
-        locale: &str,
+        locale: Locale,
     ) -> MetricValues {
         let count = |n: i64| Some(u64::try_from(n).unwrap_or(0));
         let share = |part: i64| {
@@ -245,8 +246,8 @@ impl MetricValues {
 
     /// The value of `metric` for people ("1 234", "12,50 €", "33.3 %"), when
     /// it was requested.
-    pub fn display(&self, metric: Metric, locale: &str) -> Option<String> {
-        let fr = locale == "fr";
+    pub fn display(&self, metric: Metric, locale: Locale) -> Option<String> {
+        let fr = locale == Locale::Fr;
         let count = |n: u64| {
             let digits = n.to_string();
             let mut grouped = String::new();
@@ -281,8 +282,8 @@ impl MetricValues {
     }
 
     /// "orders 1,234 · revenue €12.50" for `metrics`, in their order.
-    pub fn line(&self, metrics: &[Metric], locale: &str) -> String {
-        let separator = if locale == "fr" { " : " } else { " " };
+    pub fn line(&self, metrics: &[Metric], locale: Locale) -> String {
+        let separator = locale.pick(" : ", " ");
         metrics
             .iter()
             .filter_map(|&metric| {
@@ -357,7 +358,7 @@ mod tests {
             Metric::DeliveryShare,
             Metric::PickupShare,
         ];
-        let values = MetricValues::from_sums(&all, &MetricSums::default(), "EUR", "en");
+        let values = MetricValues::from_sums(&all, &MetricSums::default(), "EUR", Locale::En);
         let keys: Vec<String> = serde_json::to_value(&values)
             .unwrap()
             .as_object()
@@ -390,14 +391,14 @@ mod tests {
             ..MetricSums::default()
         };
         let metrics = [Metric::OrdersCount, Metric::Revenue, Metric::DeliveryShare];
-        let values = MetricValues::from_sums(&metrics, &sums, "EUR", "fr");
+        let values = MetricValues::from_sums(&metrics, &sums, "EUR", Locale::Fr);
         assert_eq!(
-            values.line(&metrics, "fr"),
+            values.line(&metrics, Locale::Fr),
             "commandes : 1\u{202f}234 · chiffre d'affaires : 12\u{202f}345,50 € · part livraison : 32,4 %"
         );
-        let values = MetricValues::from_sums(&metrics, &sums, "USD", "en");
+        let values = MetricValues::from_sums(&metrics, &sums, "USD", Locale::En);
         assert_eq!(
-            values.line(&metrics, "en"),
+            values.line(&metrics, Locale::En),
             "orders 1,234 · revenue $12,345.50 · delivery share 32.4%"
         );
     }
@@ -414,7 +415,7 @@ mod tests {
             &[Metric::AverageOrderValue, Metric::DeliveryShare],
             &sums,
             "EUR",
-            "fr",
+            Locale::Fr,
         );
         assert_eq!(values.average_order_value.unwrap().amount_minor, 333);
         assert_eq!(values.delivery_share, Some(33.3));
@@ -423,7 +424,7 @@ mod tests {
             &[Metric::AverageOrderValue, Metric::PickupShare],
             &MetricSums::default(),
             "EUR",
-            "en",
+            Locale::En,
         );
         assert_eq!(empty.average_order_value.unwrap().amount_minor, 0);
         assert_eq!(empty.pickup_share, Some(0.0));

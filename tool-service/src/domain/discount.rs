@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Money;
+use crate::domain::Locale;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -60,7 +61,7 @@ pub fn in_force(
 }
 
 /// Formats basis points as a percentage for `locale`, e.g. "12,5 %" or "12.5%".
-pub fn percent_display(basis_points: i64, locale: &str) -> String {
+pub fn percent_display(basis_points: i64, locale: Locale) -> String {
     let whole = basis_points / 100;
     let fraction = (basis_points % 100).abs();
     let number = if fraction == 0 {
@@ -70,7 +71,7 @@ pub fn percent_display(basis_points: i64, locale: &str) -> String {
     } else {
         format!("{whole}.{fraction:02}")
     };
-    if locale == "fr" {
+    if locale == Locale::Fr {
         format!("{} %", number.replace('.', ","))
     } else {
         format!("{number}%")
@@ -138,8 +139,8 @@ mod tests {
 
     #[test]
     fn percentages_by_locale() {
-        assert_eq!(percent_display(1500, "fr"), "15 %");
-        assert_eq!(percent_display(1250, "en"), "12.5%");
-        assert_eq!(percent_display(1205, "fr"), "12,05 %");
+        assert_eq!(percent_display(1500, Locale::Fr), "15 %");
+        assert_eq!(percent_display(1250, Locale::En), "12.5%");
+        assert_eq!(percent_display(1205, Locale::Fr), "12,05 %");
     }
 }

@@ -1,12 +1,12 @@
 //! Display labels of every status and enumerated value the tools return, in
-//! English and French (the locale of `_meta.user_locale`, normalized to "fr"
-//! or "en"): one table per type, declared once with `labels!`, which also
+//! English and French (the [`Locale`] parsed from `_meta.user_locale`): one
+//! table per type, declared once with `labels!`, which also
 //! registers the type for the completeness tests.
 
 use super::settings_sections::{AiTone, NotificationChannel, PaymentMethod, Weekday};
 use super::{
     Availability, Bucket, ConversationChannel, ConversationStatus, DiscountKind, DiscountStatus,
-    Fulfillment, IntakeStatus, IntegrationHealth, IntegrationKind, Metric, OrderStatus,
+    Fulfillment, IntakeStatus, IntegrationHealth, IntegrationKind, Locale, Metric, OrderStatus,
     PauseReason, SenderKind,
 };
 
@@ -16,8 +16,8 @@ pub trait Labelled: Copy + Sized + 'static {
     const ALL: &'static [Self];
     /// The value as serialized (its wire name).
     fn wire(self) -> &'static str;
-    /// The label in `locale` ("fr"; anything else is English).
-    fn localized(self, locale: &str) -> &'static str;
+    /// The label in `locale`.
+    fn localized(self, locale: Locale) -> &'static str;
 }
 
 /// One labelled value: (type, wire name, English, French).
@@ -27,10 +27,9 @@ macro_rules! labels {
     ($($ty:ident { $($variant:ident => $wire:literal, $en:literal, $fr:literal;)* })*) => {
         $(
             impl $ty {
-                /// The label of this value in `locale` ("fr"; anything else is English).
-                pub fn label(self, locale: &str) -> &'static str {
-                    let fr = locale == "fr";
-                    match self { $($ty::$variant => if fr { $fr } else { $en },)* }
+                /// The label of this value in `locale`.
+                pub fn label(self, locale: Locale) -> &'static str {
+                    match self { $($ty::$variant => locale.pick($fr, $en),)* }
                 }
             }
 
@@ -39,7 +38,7 @@ macro_rules! labels {
                 fn wire(self) -> &'static str {
                     match self { $($ty::$variant => $wire,)* }
                 }
-                fn localized(self, locale: &str) -> &'static str {
+                fn localized(self, locale: Locale) -> &'static str {
                     self.label(locale)
                 }
             }
@@ -184,7 +183,7 @@ labels! {
 }
 
 /// The labels of `values` in `locale`, in order.
-pub fn labels_of<T: Labelled>(values: &[T], locale: &str) -> Vec<String> {
+pub fn labels_of<T: Labelled>(values: &[T], locale: Locale) -> Vec<String> {
     values
         .iter()
         .map(|v| v.localized(locale).to_owned())
@@ -218,8 +217,8 @@ mod tests {
                 assert_ne!(fr, wire, "{ty}.{wire} has a French word");
             }
         }
-        assert_eq!(OrderStatus::Received.label("fr"), "reçue");
-        assert_eq!(IntakeStatus::Paused.label("fr"), "commandes en pause");
-        assert_eq!(ConversationStatus::Closed.label("fr"), "clôturée");
+        assert_eq!(OrderStatus::Received.label(Locale::Fr), "reçue");
+        assert_eq!(IntakeStatus::Paused.label(Locale::Fr), "commandes en pause");
+        assert_eq!(ConversationStatus::Closed.label(Locale::Fr), "clôturée");
     }
 }

@@ -9,6 +9,7 @@ mod discount;
 mod error;
 mod integration;
 pub mod labels;
+mod locale;
 mod location_status;
 mod money;
 mod order;
@@ -30,6 +31,7 @@ pub use discount::{Discount, DiscountKind, DiscountStatus, in_force, percent_dis
 pub use error::{AbsentOperation, Dependency, DomainError};
 pub use integration::{Integration, IntegrationHealth, IntegrationKind};
 pub use labels::Labelled;
+pub use locale::Locale;
 pub use location_status::{IntakeStatus, LocationStatus, MAX_PAUSE_MS, PauseReason, StatusChange};
 pub use money::Money;
 pub use order::{Fulfillment, Order, OrderFilter, OrderLine, OrderStatus, SortOrder};

@@ -1,5 +1,6 @@
 //! Money in minor units with its currency and a display string for a locale.
 
+use crate::domain::Locale;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -16,7 +17,7 @@ impl Money {
     /// Formats `amount_minor` of `currency` for `locale` (French or English;
     /// anything else falls back to English), with the currency's own number
     /// of decimals (ISO 4217 minor units: 2 for EUR, 0 for JPY, 3 for TND).
-    pub fn new(amount_minor: i64, currency: &str, locale: &str) -> Money {
+    pub fn new(amount_minor: i64, currency: &str, locale: Locale) -> Money {
         let sign = if amount_minor < 0 { "-" } else { "" };
         let abs = amount_minor.unsigned_abs();
         let decimals = iso_currency::Currency::from_code(currency)
@@ -39,7 +40,7 @@ impl Money {
                 format!(".{fraction:0width$}"),
             )
         };
-        let display = if locale.starts_with("fr") {
+        let display = if locale == Locale::Fr {
             format!("{sign}{}{fr_fraction} {symbol}", group(units, '\u{202f}'))
         } else if symbol.len() > 1 && symbol.chars().all(|c| c.is_ascii_uppercase()) {
             format!("{sign}{symbol} {}{en_fraction}", group(units, ','))
@@ -74,20 +75,32 @@ mod tests {
 
     #[test]
     fn formats_by_locale() {
-        assert_eq!(Money::new(1250, "EUR", "fr-FR").display, "12,50 €");
         assert_eq!(
-            Money::new(123456789, "EUR", "fr").display,
+            Money::new(1250, "EUR", Locale::parse("fr-FR")).display,
+            "12,50 €"
+        );
+        assert_eq!(
+            Money::new(123456789, "EUR", Locale::Fr).display,
             "1\u{202f}234\u{202f}567,89 €"
         );
-        assert_eq!(Money::new(1250, "USD", "en-US").display, "$12.50");
-        assert_eq!(Money::new(-5, "USD", "en").display, "-$0.05");
-        assert_eq!(Money::new(100000, "CHF", "en").display, "CHF 1,000.00");
+        assert_eq!(
+            Money::new(1250, "USD", Locale::parse("en-US")).display,
+            "$12.50"
+        );
+        assert_eq!(Money::new(-5, "USD", Locale::En).display, "-$0.05");
+        assert_eq!(
+            Money::new(100000, "CHF", Locale::En).display,
+            "CHF 1,000.00"
+        );
     }
 
     #[test]
     fn decimals_follow_the_currency_minor_units() {
-        assert_eq!(Money::new(1250, "JPY", "en").display, "JPY 1,250");
-        assert_eq!(Money::new(1250, "JPY", "fr").display, "1\u{202f}250 JPY");
-        assert_eq!(Money::new(12345, "TND", "en").display, "TND 12.345");
+        assert_eq!(Money::new(1250, "JPY", Locale::En).display, "JPY 1,250");
+        assert_eq!(
+            Money::new(1250, "JPY", Locale::Fr).display,
+            "1\u{202f}250 JPY"
+        );
+        assert_eq!(Money::new(12345, "TND", Locale::En).display, "TND 12.345");
     }
 }

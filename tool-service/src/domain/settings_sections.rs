@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Money;
+use crate::domain::Locale;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StoreSettings {
@@ -46,7 +47,7 @@ pub struct OrderSettings {
 }
 
 impl OrderSettingsStored {
-    pub fn present(self, currency: &str, locale: &str) -> OrderSettings {
+    pub fn present(self, currency: &str, locale: Locale) -> OrderSettings {
         OrderSettings {
             pickup_enabled: self.pickup,
             delivery_enabled: self.delivery,
@@ -133,7 +134,7 @@ pub struct DeliverySettings {
 }
 
 impl DeliverySettingsStored {
-    pub fn present(self, currency: &str, locale: &str) -> DeliverySettings {
+    pub fn present(self, currency: &str, locale: Locale) -> DeliverySettings {
         DeliverySettings {
             enabled: self.enabled,
             radius_km: self.radius_km,
@@ -212,7 +213,7 @@ pub struct LoyaltySettings {
 }
 
 impl LoyaltySettingsStored {
-    pub fn present(self, currency: &str, locale: &str) -> LoyaltySettings {
+    pub fn present(self, currency: &str, locale: Locale) -> LoyaltySettings {
         LoyaltySettings {
             enabled: self.enabled,
             points_per_currency_unit: self.points_per_currency_unit,
@@ -239,7 +240,7 @@ pub struct ReferralSettings {
 }
 
 impl ReferralSettingsStored {
-    pub fn present(self, currency: &str, locale: &str) -> ReferralSettings {
+    pub fn present(self, currency: &str, locale: Locale) -> ReferralSettings {
         ReferralSettings {
             enabled: self.enabled,
             referrer_reward: Money::new(self.referrer_reward_minor, currency, locale),

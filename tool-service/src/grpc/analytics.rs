@@ -1,24 +1,63 @@
 //! `Analytics`: the typed analytics query for internal callers, running the
-//! same tool as `chataigne_analytics_query`.
+//! same tool as `chataigne_analytics_query` through the runner; this file
+//! holds the declaration and the conversions.
+//!
+//! | RPC (`chataigne.tools.v1.`) | kind | scope          | required fields                          |
+//! |-----------------------------|------|----------------|------------------------------------------|
+//! | `Analytics/QueryAnalytics`  | read | analytics.read | location_id, metrics, date_from, date_to |
 
 use chataigne_proto::tools::v1 as pb;
-use tonic::{Request, Response, Status};
 
 use super::convert::money;
-use super::runner::run;
-use crate::access::Access;
+use super::fields::typed_service;
 use crate::domain::{Bucket, DomainError, Metric, MetricValues};
-use crate::store::Store;
-use crate::tools::Tools;
-use crate::tools::analytics_query::AnalyticsQueryInput;
+use crate::tools::Answered;
+use crate::tools::analytics_query::{AnalyticsQueryInput, AnalyticsQueryOutput};
 
-pub struct AnalyticsService<S, A> {
-    tools: Tools<S, A>,
+typed_service! {
+    /// The `Analytics` service.
+    AnalyticsService serves analytics_server::Analytics {
+        query_analytics: QueryAnalyticsRequest => AnalyticsQuery
+            -> QueryAnalyticsResponse { location_id, metrics, date_from, date_to };
+    }
 }
 
-impl<S, A> AnalyticsService<S, A> {
-    pub fn new(tools: Tools<S, A>) -> Self {
-        AnalyticsService { tools }
+impl TryFrom<pb::QueryAnalyticsRequest> for AnalyticsQueryInput {
+    type Error = DomainError;
+    fn try_from(request: pb::QueryAnalyticsRequest) -> Result<Self, DomainError> {
+        Ok(AnalyticsQueryInput {
+            location_id: request.location_id,
+            metrics: request
+                .metrics
+                .iter()
+                .map(|&m| metric_from_pb(m))
+                .collect::<Result<Vec<_>, _>>()?,
+            date_from: request.date_from,
+            date_to: request.date_to,
+            bucket: bucket_from_pb(request.bucket)?,
+        })
+    }
+}
+
+impl From<Answered<AnalyticsQueryOutput>> for pb::QueryAnalyticsResponse {
+    fn from(answer: Answered<AnalyticsQueryOutput>) -> Self {
+        let data = answer.data;
+        pb::QueryAnalyticsResponse {
+            location_id: data.location_id,
+            location_name: data.location_name,
+            timezone: data.timezone,
+            currency: data.currency,
+            bucket: bucket_to_pb(data.bucket) as i32,
+            buckets: data
+                .buckets
+                .into_iter()
+                .map(|b| pb::AnalyticsBucketValues {
+                    start: b.start,
+                    values: Some(values(b.values)),
+                })
+                .collect(),
+            totals: Some(values(data.totals)),
+        }
     }
 }
 
@@ -68,45 +107,5 @@ fn values(values: MetricValues) -> pb::AnalyticsValues {
         new_customers: values.new_customers,
         delivery_share_percent: values.delivery_share,
         pickup_share_percent: values.pickup_share,
-    }
-}
-
-#[tonic::async_trait]
-impl<S: Store, A: Access> pb::analytics_server::Analytics for AnalyticsService<S, A> {
-    async fn query_analytics(
-        &self,
-        request: Request<pb::QueryAnalyticsRequest>,
-    ) -> Result<Response<pb::QueryAnalyticsResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let input = AnalyticsQueryInput {
-                location_id: request.location_id,
-                metrics: request
-                    .metrics
-                    .iter()
-                    .map(|&m| metric_from_pb(m))
-                    .collect::<Result<Vec<_>, _>>()?,
-                date_from: request.date_from,
-                date_to: request.date_to,
-                bucket: bucket_from_pb(request.bucket)?,
-            };
-            let data = self.tools.analytics_query(input, &ctx).await?.data;
-            Ok(pb::QueryAnalyticsResponse {
-                location_id: data.location_id,
-                location_name: data.location_name,
-                timezone: data.timezone,
-                currency: data.currency,
-                bucket: bucket_to_pb(data.bucket) as i32,
-                buckets: data
-                    .buckets
-                    .into_iter()
-                    .map(|b| pb::AnalyticsBucketValues {
-                        start: b.start,
-                        values: Some(values(b.values)),
-                    })
-                    .collect(),
-                totals: Some(values(data.totals)),
-            })
-        })
-        .await
     }
 }

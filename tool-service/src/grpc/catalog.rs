@@ -12,8 +12,7 @@ use super::credential::credential;
 use super::status::to_status_at;
 use super::{deadline, runner};
 use crate::access::Access;
-use crate::domain::DomainError;
-use crate::present::normalize_locale;
+use crate::domain::{DomainError, Locale};
 use crate::store::Store;
 use crate::tools::{CallContext, CallSite, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools};
 
@@ -106,7 +105,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         let kind = spec.map_or(ToolKind::Read, |spec| spec.kind);
         let ctx = CallContext {
             credential,
-            locale: normalize_locale(&call.locale),
+            locale: Locale::parse(&call.locale),
             now_ms: chrono::Utc::now().timestamp_millis(),
         };
         let arguments: Option<serde_json::Value> = serde_json::from_str(&call.arguments_json).ok();

@@ -1,78 +1,88 @@
 //! `Catalog`: typed RPCs over a location's catalog items, running the same
-//! tools as the MCP path.
+//! tools as the MCP path through the runner; this file holds the declaration
+//! and the conversions.
+//!
+//! | RPC (`chataigne.tools.v1.`)             | kind  | scope                      | required fields                              |
+//! |-----------------------------------------|-------|----------------------------|----------------------------------------------|
+//! | `Catalog/ListCatalogItems`              | read  | catalog.read               | location_id                                  |
+//! | `Catalog/UpdateCatalogItemAvailability` | write | catalog.updateAvailability | item_id, availability, expected_availability |
 
 use chataigne_proto::tools::v1 as pb;
-use tonic::{Request, Response, Status};
 
 use super::convert::{money, non_empty, page};
-use super::runner::run;
+use super::fields::typed_service;
 use super::venue_convert::{availability_from_pb, availability_to_pb};
-use crate::access::Access;
-use crate::domain::{self, DomainError};
-use crate::store::Store;
-use crate::tools::Tools;
-use crate::tools::catalog_item_availability_update::CatalogItemAvailabilityUpdateInput;
-use crate::tools::catalog_items_list::CatalogItemsListInput;
+use crate::domain::{self, Availability, DomainError};
+use crate::tools::Answered;
+use crate::tools::catalog_item_availability_update::{
+    CatalogItemAvailabilityUpdateInput, CatalogItemAvailabilityUpdateOutput,
+};
+use crate::tools::catalog_items_list::{CatalogItemsListInput, CatalogItemsListOutput};
 
-pub struct CatalogItemsService<S, A> {
-    tools: Tools<S, A>,
-}
-
-impl<S, A> CatalogItemsService<S, A> {
-    pub fn new(tools: Tools<S, A>) -> Self {
-        CatalogItemsService { tools }
+typed_service! {
+    /// The `Catalog` service.
+    CatalogItemsService serves catalog_server::Catalog {
+        list_catalog_items: ListCatalogItemsRequest => CatalogItemsList
+            -> ListCatalogItemsResponse { location_id };
+        update_catalog_item_availability: UpdateCatalogItemAvailabilityRequest
+            => CatalogItemAvailabilityUpdate -> UpdateCatalogItemAvailabilityResponse {
+                item_id, availability, expected_availability
+            };
     }
 }
 
-#[tonic::async_trait]
-impl<S: Store, A: Access> pb::catalog_server::Catalog for CatalogItemsService<S, A> {
-    async fn list_catalog_items(
-        &self,
-        request: Request<pb::ListCatalogItemsRequest>,
-    ) -> Result<Response<pb::ListCatalogItemsResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let (limit, cursor) = page(request.page);
-            let input = CatalogItemsListInput {
-                location_id: request.location_id,
-                category_id: non_empty(request.category_id),
-                availability: availability_from_pb("availability", request.availability)?,
-                text: non_empty(request.text),
-                limit,
-                cursor,
-            };
-            let output = self.tools.catalog_items_list(input, &ctx).await?;
-            Ok(pb::ListCatalogItemsResponse {
-                items: output.data.items.into_iter().map(item).collect(),
-                next_cursor: output.next_cursor.unwrap_or_default(),
-            })
+impl TryFrom<pb::ListCatalogItemsRequest> for CatalogItemsListInput {
+    type Error = DomainError;
+    fn try_from(request: pb::ListCatalogItemsRequest) -> Result<Self, DomainError> {
+        let (limit, cursor) = page(request.page);
+        Ok(CatalogItemsListInput {
+            location_id: request.location_id,
+            category_id: non_empty(request.category_id),
+            availability: availability_from_pb("availability", request.availability)?,
+            text: non_empty(request.text),
+            limit,
+            cursor,
         })
-        .await
     }
+}
 
-    async fn update_catalog_item_availability(
-        &self,
-        request: Request<pb::UpdateCatalogItemAvailabilityRequest>,
-    ) -> Result<Response<pb::UpdateCatalogItemAvailabilityResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let set = |field: &str, value: i32| {
-                availability_from_pb(field, value)?
-                    .ok_or_else(|| DomainError::invalid(field, "expected available or sold_out"))
-            };
-            let input = CatalogItemAvailabilityUpdateInput {
-                item_id: request.item_id,
-                availability: set("availability", request.availability)?,
-                expected_availability: set("expected_availability", request.expected_availability)?,
-                available_again_at: non_empty(request.available_again_at),
-            };
-            let output = self
-                .tools
-                .catalog_item_availability_update(input, &ctx)
-                .await?;
-            Ok(pb::UpdateCatalogItemAvailabilityResponse {
-                item: Some(item(output.data.item)),
-            })
+impl From<Answered<CatalogItemsListOutput>> for pb::ListCatalogItemsResponse {
+    fn from(answer: Answered<CatalogItemsListOutput>) -> Self {
+        pb::ListCatalogItemsResponse {
+            items: answer.data.items.into_iter().map(item).collect(),
+            next_cursor: answer.next_cursor.unwrap_or_default(),
+        }
+    }
+}
+
+/// A settable availability: `available` or `sold_out`.
+fn settable(field: &str, value: i32) -> Result<Availability, DomainError> {
+    availability_from_pb(field, value)?
+        .ok_or_else(|| DomainError::invalid(field, "expected available or sold_out"))
+}
+
+impl TryFrom<pb::UpdateCatalogItemAvailabilityRequest> for CatalogItemAvailabilityUpdateInput {
+    type Error = DomainError;
+    fn try_from(request: pb::UpdateCatalogItemAvailabilityRequest) -> Result<Self, DomainError> {
+        Ok(CatalogItemAvailabilityUpdateInput {
+            item_id: request.item_id,
+            availability: settable("availability", request.availability)?,
+            expected_availability: settable(
+                "expected_availability",
+                request.expected_availability,
+            )?,
+            available_again_at: non_empty(request.available_again_at),
         })
-        .await
+    }
+}
+
+impl From<Answered<CatalogItemAvailabilityUpdateOutput>>
+    for pb::UpdateCatalogItemAvailabilityResponse
+{
+    fn from(answer: Answered<CatalogItemAvailabilityUpdateOutput>) -> Self {
+        pb::UpdateCatalogItemAvailabilityResponse {
+            item: Some(item(answer.data.item)),
+        }
     }
 }
 

@@ -1,29 +1,79 @@
 //! `Conversations`: typed conversation reads for internal callers, running
 //! the same tools as `chataigne_conversations_list` and
-//! `chataigne_conversation_get`.
+//! `chataigne_conversation_get` through the runner; this file holds the
+//! declaration and the conversions.
+//!
+//! | RPC (`chataigne.tools.v1.`)       | kind | scope              | required fields |
+//! |-----------------------------------|------|--------------------|-----------------|
+//! | `Conversations/ListConversations` | read | conversations.read | location_id     |
+//! | `Conversations/GetConversation`   | read | conversations.read | conversation_id |
 
 use chataigne_proto::tools::v1 as pb;
-use tonic::{Request, Response, Status};
 
 use super::convert::{non_empty, page};
-use super::runner::run;
-use crate::access::Access;
+use super::fields::typed_service;
 use crate::domain::{
     ConversationChannel, ConversationStatus, ConversationSummary, DomainError, SenderKind,
     TranscriptMessage,
 };
-use crate::store::Store;
-use crate::tools::Tools;
-use crate::tools::conversation_get::ConversationGetInput;
-use crate::tools::conversations_list::ConversationsListInput;
+use crate::tools::Answered;
+use crate::tools::conversation_get::{ConversationGetInput, ConversationGetOutput};
+use crate::tools::conversations_list::{ConversationsListInput, ConversationsListOutput};
 
-pub struct ConversationsService<S, A> {
-    tools: Tools<S, A>,
+typed_service! {
+    /// The `Conversations` service.
+    ConversationsService serves conversations_server::Conversations {
+        list_conversations: ListConversationsRequest => ConversationsList
+            -> ListConversationsResponse { location_id };
+        get_conversation: GetConversationRequest => ConversationGet
+            -> GetConversationResponse { conversation_id };
+    }
 }
 
-impl<S, A> ConversationsService<S, A> {
-    pub fn new(tools: Tools<S, A>) -> Self {
-        ConversationsService { tools }
+impl TryFrom<pb::ListConversationsRequest> for ConversationsListInput {
+    type Error = DomainError;
+    fn try_from(request: pb::ListConversationsRequest) -> Result<Self, DomainError> {
+        let (limit, cursor) = page(request.page);
+        Ok(ConversationsListInput {
+            location_id: request.location_id,
+            status: status_from_pb(request.status)?,
+            channel: channel_from_pb(request.channel)?,
+            query: non_empty(request.query),
+            sort: None,
+            limit,
+            cursor,
+        })
+    }
+}
+
+impl From<Answered<ConversationsListOutput>> for pb::ListConversationsResponse {
+    fn from(answer: Answered<ConversationsListOutput>) -> Self {
+        pb::ListConversationsResponse {
+            conversations: answer.data.conversations.into_iter().map(summary).collect(),
+            next_cursor: answer.next_cursor.unwrap_or_default(),
+        }
+    }
+}
+
+impl TryFrom<pb::GetConversationRequest> for ConversationGetInput {
+    type Error = DomainError;
+    fn try_from(request: pb::GetConversationRequest) -> Result<Self, DomainError> {
+        Ok(ConversationGetInput {
+            conversation_id: request.conversation_id,
+            limit: (request.limit != 0).then_some(request.limit),
+            sort: None,
+            cursor: non_empty(request.cursor),
+        })
+    }
+}
+
+impl From<Answered<ConversationGetOutput>> for pb::GetConversationResponse {
+    fn from(answer: Answered<ConversationGetOutput>) -> Self {
+        pb::GetConversationResponse {
+            conversation: Some(summary(answer.data.conversation)),
+            messages: answer.data.messages.into_iter().map(message).collect(),
+            next_cursor: answer.next_cursor.unwrap_or_default(),
+        }
     }
 }
 
@@ -103,53 +153,5 @@ fn message(message: TranscriptMessage) -> pb::ConversationTranscriptMessage {
         sender: sender_to_pb(Some(message.sender)) as i32,
         body: message.body,
         created_at: message.created_at,
-    }
-}
-
-#[tonic::async_trait]
-impl<S: Store, A: Access> pb::conversations_server::Conversations for ConversationsService<S, A> {
-    async fn list_conversations(
-        &self,
-        request: Request<pb::ListConversationsRequest>,
-    ) -> Result<Response<pb::ListConversationsResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let (limit, cursor) = page(request.page);
-            let input = ConversationsListInput {
-                location_id: request.location_id,
-                status: status_from_pb(request.status)?,
-                channel: channel_from_pb(request.channel)?,
-                query: non_empty(request.query),
-                sort: None,
-                limit,
-                cursor,
-            };
-            let output = self.tools.conversations_list(input, &ctx).await?;
-            Ok(pb::ListConversationsResponse {
-                conversations: output.data.conversations.into_iter().map(summary).collect(),
-                next_cursor: output.next_cursor.unwrap_or_default(),
-            })
-        })
-        .await
-    }
-
-    async fn get_conversation(
-        &self,
-        request: Request<pb::GetConversationRequest>,
-    ) -> Result<Response<pb::GetConversationResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let input = ConversationGetInput {
-                conversation_id: request.conversation_id,
-                limit: (request.limit != 0).then_some(request.limit),
-                sort: None,
-                cursor: non_empty(request.cursor),
-            };
-            let output = self.tools.conversation_get(input, &ctx).await?;
-            Ok(pb::GetConversationResponse {
-                conversation: Some(summary(output.data.conversation)),
-                messages: output.data.messages.into_iter().map(message).collect(),
-                next_cursor: output.next_cursor.unwrap_or_default(),
-            })
-        })
-        .await
     }
 }

@@ -1,25 +1,29 @@
-//! Each typed request's declaration, once: the tool it runs (whose kind and
-//! scope are the RPC's) and the fields it must carry. The runner checks the
-//! fields before any authorization and refuses empty ones with
-//! `INVALID_ARGUMENT` and a `BadRequest` violation per field.
+//! How a typed service is declared, once per service: `typed_service!`
+//! lists each RPC with its request, the tool it runs (whose kind and scope
+//! are the RPC's), its response and the request fields it must carry, and
+//! generates the service, whose every method is the runner running that
+//! tool. The runner checks the fields before any authorization and refuses
+//! empty ones with `INVALID_ARGUMENT` and a `BadRequest` violation per field.
 
-use chataigne_proto::tools::v1 as pb;
-
-use crate::tools::ToolId;
+use crate::tools::Tool;
 
 /// What the runner needs to know about a typed request.
 pub(super) trait TypedRequest: Send + 'static {
-    /// The tool this RPC runs; its kind (read or write, so the write switch
-    /// and the deadline's error), its scope and its RPC name are the RPC's.
-    const TOOL: ToolId;
     /// The caller's locale for display strings, possibly empty.
     fn locale(&self) -> &str;
     /// The required fields left empty, in declaration order.
     fn missing(&self) -> Vec<&'static str>;
 }
 
+/// A tool served by a typed RPC: the request it is called with and the
+/// response it answers (declared by `typed_service!`, never by hand).
+pub(super) trait TypedRpc: Tool {
+    type Request: TypedRequest;
+    type Response: Send + 'static;
+}
+
 /// A field value that protobuf cannot distinguish from "not sent".
-trait Unset {
+pub(super) trait Unset {
     fn is_unset(&self) -> bool;
 }
 
@@ -42,17 +46,52 @@ impl<T> Unset for Vec<T> {
     }
 }
 
-/// `Request => Tool { required fields };` for every typed request, plus the
-/// list of declarations the tests and the documentation table check.
-macro_rules! typed_requests {
-    ($($request:ident => $tool:ident { $($field:ident),* };)*) => {
+/// Declares one typed service:
+///
+/// ```text
+/// typed_service! {
+///     /// doc
+///     Service serves module::Trait {
+///         method: Request => Tool -> Response { required, fields };
+///     }
+/// }
+/// ```
+///
+/// It generates the service type (built with `new(tools)`), the
+/// [`TypedRequest`] of each request, the [`TypedRpc`] of each tool and the
+/// server trait's methods, each of which is `runner.run::<Tool>(request)`:
+/// a typed RPC cannot skip the credential, the deadline, the write switch,
+/// the required fields or the error mapping. The tool's input converts from
+/// the request (`TryFrom`), the response from its answer (`From`); `DECLARED`
+/// lists (request, tool, required fields) for the tests.
+macro_rules! typed_service {
+    (
+        $(#[$meta:meta])*
+        $service:ident serves $server:ident :: $rpc_trait:ident {
+            $($method:ident : $request:ident => $tool:ident -> $response:ident { $($field:ident),* };)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $service<S, A> {
+            runner: $crate::grpc::runner::Runner<S, A>,
+        }
+
+        impl<S, A> $service<S, A> {
+            pub fn new(tools: $crate::tools::Tools<S, A>) -> Self {
+                $service {
+                    runner: $crate::grpc::runner::Runner::new(tools),
+                }
+            }
+        }
+
         $(
-            impl TypedRequest for pb::$request {
-                const TOOL: ToolId = ToolId::$tool;
+            impl $crate::grpc::fields::TypedRequest for ::chataigne_proto::tools::v1::$request {
                 fn locale(&self) -> &str {
                     &self.locale
                 }
                 fn missing(&self) -> Vec<&'static str> {
+                    #[allow(unused_imports)]
+                    use $crate::grpc::fields::Unset as _;
                     #[allow(unused_mut)]
                     let mut missing = Vec::new();
                     $(
@@ -63,47 +102,44 @@ macro_rules! typed_requests {
                     missing
                 }
             }
+
+            impl $crate::grpc::fields::TypedRpc for $crate::tools::$tool {
+                type Request = ::chataigne_proto::tools::v1::$request;
+                type Response = ::chataigne_proto::tools::v1::$response;
+            }
         )*
 
-        /// Every typed request: (request message, tool, required fields).
+        #[::tonic::async_trait]
+        impl<S: $crate::store::Store, A: $crate::access::Access>
+            ::chataigne_proto::tools::v1::$server::$rpc_trait for $service<S, A>
+        {
+            $(
+                async fn $method(
+                    &self,
+                    request: ::tonic::Request<::chataigne_proto::tools::v1::$request>,
+                ) -> Result<
+                    ::tonic::Response<::chataigne_proto::tools::v1::$response>,
+                    ::tonic::Status,
+                > {
+                    self.runner.run::<$crate::tools::$tool>(request).await
+                }
+            )*
+        }
+
+        /// Every typed request of this service: (request message, tool,
+        /// required fields).
         #[cfg(test)]
-        pub(super) const DECLARED: &[(&str, ToolId, &[&str])] = &[
-            $((stringify!($request), ToolId::$tool, &[$(stringify!($field)),*]),)*
+        pub(super) const DECLARED: &[(&str, $crate::tools::ToolId, &[&str])] = &[
+            $((
+                stringify!($request),
+                <$crate::tools::$tool as $crate::tools::Catalogued>::ID,
+                &[$(stringify!($field)),*],
+            ),)*
         ];
     };
 }
 
-typed_requests! {
-    ListOrganizationsRequest => OrganizationsList {};
-    ListLocationsRequest => LocationsList { organization_id };
-    ListOrdersRequest => OrdersList {};
-    GetOrderRequest => OrderGet { order_id };
-    GetLocationRequest => LocationGet { location_id };
-    GetLocationSettingsRequest => LocationSettingsGet { location_id, sections };
-    GetLocationStatusRequest => LocationStatusGet { location_id };
-    UpdateLocationStatusRequest => LocationStatusUpdate { location_id, status, expected_status };
-    ListDiscountsRequest => DiscountsList { location_id };
-    ListIntegrationsRequest => IntegrationsList { location_id };
-    ListCatalogItemsRequest => CatalogItemsList { location_id };
-    UpdateCatalogItemAvailabilityRequest => CatalogItemAvailabilityUpdate {
-        item_id, availability, expected_availability
-    };
-    UpdateOrderStatusRequest => OrderStatusUpdate { order_id, status, expected_status };
-    ListCustomersRequest => CustomersList { organization_id };
-    GetCustomerRequest => CustomerGet { customer_id };
-    ListConversationsRequest => ConversationsList { location_id };
-    GetConversationRequest => ConversationGet { conversation_id };
-    QueryAnalyticsRequest => AnalyticsQuery { location_id, metrics, date_from, date_to };
-    SendMessageRequest => ConversationMessageSend { conversation_id, text, idempotency_key };
-    SendInstructionRequest => ConversationInstructionSend {
-        conversation_id, text, idempotency_key
-    };
-    CreateOrganizationRequest => OrganizationCreate { name, idempotency_key };
-    CreateLocationRequest => LocationCreate {
-        organization_id, name, line1, city, postal_code, country, timezone, currency,
-        idempotency_key
-    };
-}
+pub(super) use typed_service;
 
 #[cfg(test)]
 mod tests {
@@ -114,8 +150,37 @@ mod tests {
     use prost::Message;
     use prost_types::FileDescriptorSet;
 
-    use super::DECLARED;
-    use crate::tools::{ToolKind, build_catalog};
+    use crate::grpc::{
+        analytics, catalog_items, conversation_writes, conversations, customers, locations,
+        order_updates, provisioning, restaurant,
+    };
+    use crate::tools::{ToolId, ToolKind, build_catalog};
+
+    type Declared = &'static [(&'static str, ToolId, &'static [&'static str])];
+
+    /// Each typed service's declarations, with the source of its file (whose
+    /// module documentation holds the table of its RPCs).
+    const SERVICES: &[(&str, Declared)] = &[
+        (include_str!("restaurant.rs"), restaurant::DECLARED),
+        (include_str!("locations.rs"), locations::DECLARED),
+        (include_str!("catalog_items.rs"), catalog_items::DECLARED),
+        (include_str!("order_updates.rs"), order_updates::DECLARED),
+        (include_str!("customers.rs"), customers::DECLARED),
+        (include_str!("conversations.rs"), conversations::DECLARED),
+        (include_str!("analytics.rs"), analytics::DECLARED),
+        (
+            include_str!("conversation_writes.rs"),
+            conversation_writes::DECLARED,
+        ),
+        (include_str!("provisioning.rs"), provisioning::DECLARED),
+    ];
+
+    /// Every declared typed request: (request message, tool, required fields).
+    fn declared() -> impl Iterator<Item = (&'static str, ToolId, &'static [&'static str])> {
+        SERVICES
+            .iter()
+            .flat_map(|(_, declared)| declared.iter().copied())
+    }
 
     const PACKAGE: &str = "chataigne.tools.v1";
     /// The MCP bridge: its calls run through the runner by the called tool.
@@ -156,11 +221,11 @@ mod tests {
     fn every_typed_rpc_is_declared_once_with_its_request_tool_and_existing_fields() {
         let rpcs = typed_rpcs();
         assert!(rpcs.len() >= 20, "the contracts were read: {rpcs:?}");
-        let mut declared = BTreeMap::new();
-        for &(request, tool, required) in DECLARED {
+        let mut by_rpc = BTreeMap::new();
+        for (request, tool, required) in declared() {
             let rpc = tool.spec().rpc;
             assert!(
-                declared.insert(rpc, request).is_none(),
+                by_rpc.insert(rpc, request).is_none(),
                 "{rpc} is declared twice"
             );
             let (message, fields) = rpcs
@@ -177,9 +242,9 @@ mod tests {
         }
         for rpc in rpcs.keys() {
             assert!(
-                declared.contains_key(rpc.as_str()),
-                "{rpc} is not declared in fields.rs: every RPC runs through the runner with a \
-                 declared tool (kind, scope) and required fields"
+                by_rpc.contains_key(rpc.as_str()),
+                "{rpc} is not declared by a typed_service!: every RPC runs through the runner \
+                 with a declared tool (kind, scope) and required fields"
             );
         }
     }
@@ -190,7 +255,7 @@ mod tests {
     fn required_fields_follow_the_tools_input_schemas() {
         let rpcs = typed_rpcs();
         let catalog = build_catalog().unwrap();
-        for &(request, tool, required) in DECLARED {
+        for (request, tool, required) in declared() {
             let entry = catalog.iter().find(|e| e.id == tool).unwrap();
             let (_, fields) = &rpcs[tool.spec().rpc];
             let schema_required: Vec<&str> = entry.input_schema["required"]
@@ -209,28 +274,30 @@ mod tests {
         }
     }
 
-    /// The table of `grpc/mod.rs` says what the declarations say.
+    /// The table of each service file says what its declarations say.
     #[test]
-    fn the_documented_table_matches_the_declarations() {
-        let doc = include_str!("mod.rs");
-        for &(_, tool, required) in DECLARED {
-            let spec = tool.spec();
-            let short = spec.rpc.strip_prefix("chataigne.tools.v1.").unwrap();
-            let row = doc
-                .lines()
-                .find(|line| line.contains(&format!("`{short}`")))
-                .unwrap_or_else(|| panic!("{short} has no row in grpc/mod.rs"));
-            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-            let kind = match spec.kind {
-                ToolKind::Read => "read",
-                ToolKind::Write => "write",
-            };
-            let fields = if required.is_empty() {
-                "—".to_owned()
-            } else {
-                required.join(", ")
-            };
-            assert_eq!(cells[2..5], [kind, spec.scope, fields.as_str()], "{row}");
+    fn the_documented_tables_match_the_declarations() {
+        for &(source, declared) in SERVICES {
+            for &(_, tool, required) in declared {
+                let spec = tool.spec();
+                let short = spec.rpc.strip_prefix("chataigne.tools.v1.").unwrap();
+                let row = source
+                    .lines()
+                    .take_while(|line| line.starts_with("//!"))
+                    .find(|line| line.contains(&format!("`{short}`")))
+                    .unwrap_or_else(|| panic!("{short} has no row in its service's table"));
+                let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+                let kind = match spec.kind {
+                    ToolKind::Read => "read",
+                    ToolKind::Write => "write",
+                };
+                let fields = if required.is_empty() {
+                    "—".to_owned()
+                } else {
+                    required.join(", ")
+                };
+                assert_eq!(cells[2..5], [kind, spec.scope, fields.as_str()], "{row}");
+            }
         }
     }
 }

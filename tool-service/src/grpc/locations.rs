@@ -1,180 +1,183 @@
 //! `Locations`: typed RPCs for one location's details, order intake,
-//! settings, discounts and integrations. Each converts its request into the
-//! tool's input, runs the same tool as the MCP path and converts the output.
+//! settings, discounts and integrations. Each runs the same tool as the MCP
+//! path through the runner; this file holds the declaration and the
+//! conversions.
+//!
+//! | RPC (`chataigne.tools.v1.`)      | kind  | scope                        | required fields                      |
+//! |----------------------------------|-------|------------------------------|--------------------------------------|
+//! | `Locations/GetLocation`          | read  | location.read                | location_id                          |
+//! | `Locations/GetLocationSettings`  | read  | settings.read                | location_id, sections                |
+//! | `Locations/GetLocationStatus`    | read  | locationStatusSettings.read  | location_id                          |
+//! | `Locations/UpdateLocationStatus` | write | locationStatusSettings.write | location_id, status, expected_status |
+//! | `Locations/ListDiscounts`        | read  | discounts.read               | location_id                          |
+//! | `Locations/ListIntegrations`     | read  | integrations.read            | location_id                          |
 
 use chataigne_proto::tools::v1 as pb;
-use tonic::{Request, Response, Status};
 
 use super::convert::{money, non_empty, page};
+use super::fields::typed_service;
 use super::locations_settings::settings;
-use super::runner::run;
+use super::restaurant::location;
 use super::venue_convert::{
     health_to_pb, intake_from_pb, location_status, reason_from_pb, section_from_pb, wire_name,
 };
-use crate::access::Access;
-use crate::domain::{self, DiscountKind};
-use crate::store::Store;
-use crate::tools::Tools;
-use crate::tools::discounts_list::DiscountsListInput;
-use crate::tools::integrations_list::IntegrationsListInput;
-use crate::tools::location_get::LocationGetInput;
-use crate::tools::location_settings_get::LocationSettingsGetInput;
-use crate::tools::location_status_get::LocationStatusGetInput;
-use crate::tools::location_status_update::LocationStatusUpdateInput;
+use crate::domain::{self, DiscountKind, DomainError};
+use crate::tools::Answered;
+use crate::tools::discounts_list::{DiscountsListInput, DiscountsListOutput};
+use crate::tools::integrations_list::{IntegrationsListInput, IntegrationsListOutput};
+use crate::tools::location_get::{LocationGetInput, LocationGetOutput};
+use crate::tools::location_settings_get::{LocationSettingsGetInput, LocationSettingsGetOutput};
+use crate::tools::location_status_get::{LocationStatusGetInput, LocationStatusGetOutput};
+use crate::tools::location_status_update::{LocationStatusUpdateInput, LocationStatusUpdateOutput};
 
-pub struct LocationsService<S, A> {
-    tools: Tools<S, A>,
-}
-
-impl<S, A> LocationsService<S, A> {
-    pub fn new(tools: Tools<S, A>) -> Self {
-        LocationsService { tools }
+typed_service! {
+    /// The `Locations` service.
+    LocationsService serves locations_server::Locations {
+        get_location: GetLocationRequest => LocationGet -> GetLocationResponse { location_id };
+        get_location_settings: GetLocationSettingsRequest => LocationSettingsGet
+            -> GetLocationSettingsResponse { location_id, sections };
+        get_location_status: GetLocationStatusRequest => LocationStatusGet
+            -> GetLocationStatusResponse { location_id };
+        update_location_status: UpdateLocationStatusRequest => LocationStatusUpdate
+            -> UpdateLocationStatusResponse { location_id, status, expected_status };
+        list_discounts: ListDiscountsRequest => DiscountsList
+            -> ListDiscountsResponse { location_id };
+        list_integrations: ListIntegrationsRequest => IntegrationsList
+            -> ListIntegrationsResponse { location_id };
     }
 }
 
-#[tonic::async_trait]
-impl<S: Store, A: Access> pb::locations_server::Locations for LocationsService<S, A> {
-    async fn get_location(
-        &self,
-        request: Request<pb::GetLocationRequest>,
-    ) -> Result<Response<pb::GetLocationResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let input = LocationGetInput {
-                location_id: request.location_id,
-            };
-            let output = self.tools.location_get(input, &ctx).await?;
-            let location = output.data.location;
-            Ok(pb::GetLocationResponse {
-                location: Some(pb::Location {
-                    id: location.id,
-                    name: location.name,
-                    organization_id: location.organization_id,
-                    organization_name: location.organization_name,
-                    timezone: location.timezone,
-                    currency: location.currency,
-                    address: Some(pb::Address {
-                        line1: location.address.line1,
-                        city: location.address.city,
-                        postal_code: location.address.postal_code,
-                        country: location.address.country,
-                    }),
-                    created_at: location.created_at,
-                }),
-                status: Some(location_status(output.data.status)),
-            })
+impl TryFrom<pb::GetLocationRequest> for LocationGetInput {
+    type Error = DomainError;
+    fn try_from(request: pb::GetLocationRequest) -> Result<Self, DomainError> {
+        Ok(LocationGetInput {
+            location_id: request.location_id,
         })
-        .await
     }
+}
 
-    async fn get_location_settings(
-        &self,
-        request: Request<pb::GetLocationSettingsRequest>,
-    ) -> Result<Response<pb::GetLocationSettingsResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let input = LocationSettingsGetInput {
-                location_id: request.location_id,
-                sections: request
-                    .sections
-                    .iter()
-                    .map(|&s| section_from_pb(s))
-                    .collect::<Result<Vec<_>, _>>()?,
-            };
-            let output = self.tools.location_settings_get(input, &ctx).await?;
-            Ok(pb::GetLocationSettingsResponse {
-                settings: Some(settings(output.data.settings)),
-            })
-        })
-        .await
+impl From<Answered<LocationGetOutput>> for pb::GetLocationResponse {
+    fn from(answer: Answered<LocationGetOutput>) -> Self {
+        pb::GetLocationResponse {
+            location: Some(location(answer.data.location)),
+            status: Some(location_status(answer.data.status)),
+        }
     }
+}
 
-    async fn get_location_status(
-        &self,
-        request: Request<pb::GetLocationStatusRequest>,
-    ) -> Result<Response<pb::GetLocationStatusResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let input = LocationStatusGetInput {
-                location_id: request.location_id,
-            };
-            let output = self.tools.location_status_get(input, &ctx).await?;
-            Ok(pb::GetLocationStatusResponse {
-                status: Some(location_status(output.data.status)),
-            })
+impl TryFrom<pb::GetLocationSettingsRequest> for LocationSettingsGetInput {
+    type Error = DomainError;
+    fn try_from(request: pb::GetLocationSettingsRequest) -> Result<Self, DomainError> {
+        Ok(LocationSettingsGetInput {
+            location_id: request.location_id,
+            sections: request
+                .sections
+                .iter()
+                .map(|&s| section_from_pb(s))
+                .collect::<Result<Vec<_>, _>>()?,
         })
-        .await
     }
+}
 
-    async fn update_location_status(
-        &self,
-        request: Request<pb::UpdateLocationStatusRequest>,
-    ) -> Result<Response<pb::UpdateLocationStatusResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let input = LocationStatusUpdateInput {
-                location_id: request.location_id,
-                status: intake_from_pb("status", request.status)?,
-                expected_status: intake_from_pb("expected_status", request.expected_status)?,
-                paused_until: non_empty(request.paused_until),
-                reason: reason_from_pb(request.reason)?,
-            };
-            let output = self.tools.location_status_update(input, &ctx).await?;
-            Ok(pb::UpdateLocationStatusResponse {
-                status: Some(location_status(output.data.status)),
-            })
-        })
-        .await
+impl From<Answered<LocationSettingsGetOutput>> for pb::GetLocationSettingsResponse {
+    fn from(answer: Answered<LocationSettingsGetOutput>) -> Self {
+        pb::GetLocationSettingsResponse {
+            settings: Some(settings(answer.data.settings)),
+        }
     }
+}
 
-    async fn list_discounts(
-        &self,
-        request: Request<pb::ListDiscountsRequest>,
-    ) -> Result<Response<pb::ListDiscountsResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let (limit, cursor) = page(request.page);
-            let input = DiscountsListInput {
-                location_id: request.location_id,
-                active: request.active,
-                limit,
-                cursor,
-            };
-            let output = self.tools.discounts_list(input, &ctx).await?;
-            Ok(pb::ListDiscountsResponse {
-                discounts: output.data.discounts.into_iter().map(discount).collect(),
-                next_cursor: output.next_cursor.unwrap_or_default(),
-            })
+impl TryFrom<pb::GetLocationStatusRequest> for LocationStatusGetInput {
+    type Error = DomainError;
+    fn try_from(request: pb::GetLocationStatusRequest) -> Result<Self, DomainError> {
+        Ok(LocationStatusGetInput {
+            location_id: request.location_id,
         })
-        .await
     }
+}
 
-    async fn list_integrations(
-        &self,
-        request: Request<pb::ListIntegrationsRequest>,
-    ) -> Result<Response<pb::ListIntegrationsResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let (limit, cursor) = page(request.page);
-            let input = IntegrationsListInput {
-                location_id: request.location_id,
-                limit,
-                cursor,
-            };
-            let output = self.tools.integrations_list(input, &ctx).await?;
-            Ok(pb::ListIntegrationsResponse {
-                integrations: output
-                    .data
-                    .integrations
-                    .into_iter()
-                    .map(|i| pb::Integration {
-                        kind: wire_name(&i.kind),
-                        health: health_to_pb(i.health) as i32,
-                        id: i.id,
-                        name: i.name,
-                        health_label: i.health_label,
-                        organization_wide: i.organization_wide,
-                        last_sync_at: i.last_sync_at.unwrap_or_default(),
-                    })
-                    .collect(),
-                next_cursor: output.next_cursor.unwrap_or_default(),
-            })
+impl From<Answered<LocationStatusGetOutput>> for pb::GetLocationStatusResponse {
+    fn from(answer: Answered<LocationStatusGetOutput>) -> Self {
+        pb::GetLocationStatusResponse {
+            status: Some(location_status(answer.data.status)),
+        }
+    }
+}
+
+impl TryFrom<pb::UpdateLocationStatusRequest> for LocationStatusUpdateInput {
+    type Error = DomainError;
+    fn try_from(request: pb::UpdateLocationStatusRequest) -> Result<Self, DomainError> {
+        Ok(LocationStatusUpdateInput {
+            location_id: request.location_id,
+            status: intake_from_pb("status", request.status)?,
+            expected_status: intake_from_pb("expected_status", request.expected_status)?,
+            paused_until: non_empty(request.paused_until),
+            reason: reason_from_pb(request.reason)?,
         })
-        .await
+    }
+}
+
+impl From<Answered<LocationStatusUpdateOutput>> for pb::UpdateLocationStatusResponse {
+    fn from(answer: Answered<LocationStatusUpdateOutput>) -> Self {
+        pb::UpdateLocationStatusResponse {
+            status: Some(location_status(answer.data.status)),
+        }
+    }
+}
+
+impl TryFrom<pb::ListDiscountsRequest> for DiscountsListInput {
+    type Error = DomainError;
+    fn try_from(request: pb::ListDiscountsRequest) -> Result<Self, DomainError> {
+        let (limit, cursor) = page(request.page);
+        Ok(DiscountsListInput {
+            location_id: request.location_id,
+            active: request.active,
+            limit,
+            cursor,
+        })
+    }
+}
+
+impl From<Answered<DiscountsListOutput>> for pb::ListDiscountsResponse {
+    fn from(answer: Answered<DiscountsListOutput>) -> Self {
+        pb::ListDiscountsResponse {
+            discounts: answer.data.discounts.into_iter().map(discount).collect(),
+            next_cursor: answer.next_cursor.unwrap_or_default(),
+        }
+    }
+}
+
+impl TryFrom<pb::ListIntegrationsRequest> for IntegrationsListInput {
+    type Error = DomainError;
+    fn try_from(request: pb::ListIntegrationsRequest) -> Result<Self, DomainError> {
+        let (limit, cursor) = page(request.page);
+        Ok(IntegrationsListInput {
+            location_id: request.location_id,
+            limit,
+            cursor,
+        })
+    }
+}
+
+impl From<Answered<IntegrationsListOutput>> for pb::ListIntegrationsResponse {
+    fn from(answer: Answered<IntegrationsListOutput>) -> Self {
+        pb::ListIntegrationsResponse {
+            integrations: answer
+                .data
+                .integrations
+                .into_iter()
+                .map(|i| pb::Integration {
+                    kind: wire_name(&i.kind),
+                    health: health_to_pb(i.health) as i32,
+                    id: i.id,
+                    name: i.name,
+                    health_label: i.health_label,
+                    organization_wide: i.organization_wide,
+                    last_sync_at: i.last_sync_at.unwrap_or_default(),
+                })
+                .collect(),
+            next_cursor: answer.next_cursor.unwrap_or_default(),
+        }
     }
 }
 

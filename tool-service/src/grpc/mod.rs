@@ -4,44 +4,24 @@
 //!
 //! Every RPC runs through `runner`: within the caller's deadline (each
 //! database statement bounded by what remains of it), behind the operator's
-//! write switch when it writes, with the error class of its kind. A typed
-//! request declares once (`fields.rs`) the tool it runs, whose kind and scope
-//! are the RPC's, and its required fields; the runner refuses an empty one
-//! with `INVALID_ARGUMENT` and a `BadRequest` violation per field before any
-//! authorization, and words its statuses for gRPC callers. An enum field is
-//! empty when `*_UNSPECIFIED`, a list when it has no element.
-//!
-//! | RPC (`chataigne.tools.v1.`)             | kind  | scope                        | required fields                                                                               |
-//! |-----------------------------------------|-------|------------------------------|-----------------------------------------------------------------------------------------------|
-//! | `Restaurant/ListOrganizations`          | read  | businessOrganization.read    | —                                                                                             |
-//! | `Restaurant/ListLocations`              | read  | location.read                | organization_id                                                                               |
-//! | `Restaurant/ListOrders`                 | read  | orders.read                  | —                                                                                             |
-//! | `Restaurant/GetOrder`                   | read  | orders.read                  | order_id                                                                                      |
-//! | `Locations/GetLocation`                 | read  | location.read                | location_id                                                                                   |
-//! | `Locations/GetLocationSettings`         | read  | settings.read                | location_id, sections                                                                         |
-//! | `Locations/GetLocationStatus`           | read  | locationStatusSettings.read  | location_id                                                                                   |
-//! | `Locations/UpdateLocationStatus`        | write | locationStatusSettings.write | location_id, status, expected_status                                                          |
-//! | `Locations/ListDiscounts`               | read  | discounts.read               | location_id                                                                                   |
-//! | `Locations/ListIntegrations`            | read  | integrations.read            | location_id                                                                                   |
-//! | `Catalog/ListCatalogItems`              | read  | catalog.read                 | location_id                                                                                   |
-//! | `Catalog/UpdateCatalogItemAvailability` | write | catalog.updateAvailability   | item_id, availability, expected_availability                                                  |
-//! | `OrderUpdates/UpdateOrderStatus`        | write | orders.write                 | order_id, status, expected_status                                                             |
-//! | `Customers/ListCustomers`               | read  | customers.read               | organization_id                                                                               |
-//! | `Customers/GetCustomer`                 | read  | customers.read               | customer_id                                                                                   |
-//! | `Conversations/ListConversations`       | read  | conversations.read           | location_id                                                                                   |
-//! | `Conversations/GetConversation`         | read  | conversations.read           | conversation_id                                                                               |
-//! | `Analytics/QueryAnalytics`              | read  | analytics.read               | location_id, metrics, date_from, date_to                                                      |
-//! | `ConversationWrites/SendMessage`        | write | conversations.write          | conversation_id, text, idempotency_key                                                        |
-//! | `ConversationWrites/SendInstruction`    | write | conversations.write          | conversation_id, text, idempotency_key                                                        |
-//! | `Provisioning/CreateOrganization`       | write | admin.organizations.create   | name, idempotency_key                                                                         |
-//! | `Provisioning/CreateLocation`           | write | admin.locations.create       | organization_id, name, line1, city, postal_code, country, timezone, currency, idempotency_key |
-//!
-//! The two `Provisioning` RPCs also need a live platform-admin role.
+//! write switch when it writes, with the error class of its kind. Each typed
+//! service is declared once, in its own file, with `typed_service!`
+//! (`fields.rs`): per RPC, the request, the catalogue tool it runs (whose
+//! kind and scope are the RPC's), the response and the required fields. Every
+//! generated method is `runner.run::<Tool>(request)`, which refuses an empty
+//! required field with `INVALID_ARGUMENT` and a `BadRequest` violation per
+//! field before any authorization, converts the request into the tool's
+//! input (`TryFrom`), runs the tool, converts its answer (`From`) and words
+//! its statuses for gRPC callers. An enum field is empty when
+//! `*_UNSPECIFIED`, a list when it has no element. Each service file's
+//! documentation has the table of its RPCs (kind, scope, required fields),
+//! checked against the declarations.
 
 mod activity_convert;
 mod analytics;
 mod catalog;
 mod catalog_items;
+mod conversation_writes;
 mod conversations;
 mod convert;
 mod credential;
@@ -52,11 +32,11 @@ mod fields;
 mod locations;
 mod locations_settings;
 mod order_updates;
+mod provisioning;
 mod restaurant;
 mod runner;
 mod status;
 mod venue_convert;
-mod writes;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -143,8 +123,16 @@ pub async fn serve_measured<S: Store, A: Access>(
                 catalog_items::CatalogItemsService::new(tools.clone()),
             ),
         )
-        .add_service(writes::conversation_writes(tools.clone()))
-        .add_service(writes::provisioning(tools.clone()))
+        .add_service(
+            chataigne_proto::tools::v1::conversation_writes_server::ConversationWritesServer::new(
+                conversation_writes::ConversationWritesService::new(tools.clone()),
+            ),
+        )
+        .add_service(
+            chataigne_proto::tools::v1::provisioning_server::ProvisioningServer::new(
+                provisioning::ProvisioningService::new(tools.clone()),
+            ),
+        )
         .add_service(
             chataigne_proto::tools::v1::order_updates_server::OrderUpdatesServer::new(
                 order_updates::OrderUpdatesService::new(tools.clone()),

@@ -1,44 +1,43 @@
 //! `OrderUpdates`: the typed order status write for internal callers, running
-//! the same tool (and so the same rules) as `chataigne_order_status_update`.
+//! the same tool (and so the same rules) as `chataigne_order_status_update`
+//! through the runner; this file holds the declaration and the conversions.
+//!
+//! | RPC (`chataigne.tools.v1.`)      | kind  | scope        | required fields                   |
+//! |----------------------------------|-------|--------------|-----------------------------------|
+//! | `OrderUpdates/UpdateOrderStatus` | write | orders.write | order_id, status, expected_status |
 
 use chataigne_proto::tools::v1 as pb;
-use tonic::{Request, Response, Status};
 
 use super::activity_convert::{order, order_status_from_pb, order_status_to_pb};
-use super::runner::run;
-use crate::access::Access;
-use crate::store::Store;
-use crate::tools::Tools;
-use crate::tools::order_status_update::OrderStatusUpdateInput;
+use super::fields::typed_service;
+use crate::domain::DomainError;
+use crate::tools::Answered;
+use crate::tools::order_status_update::{OrderStatusUpdateInput, OrderStatusUpdateOutput};
 
-pub struct OrderUpdatesService<S, A> {
-    tools: Tools<S, A>,
-}
-
-impl<S, A> OrderUpdatesService<S, A> {
-    pub fn new(tools: Tools<S, A>) -> Self {
-        OrderUpdatesService { tools }
+typed_service! {
+    /// The `OrderUpdates` service.
+    OrderUpdatesService serves order_updates_server::OrderUpdates {
+        update_order_status: UpdateOrderStatusRequest => OrderStatusUpdate
+            -> UpdateOrderStatusResponse { order_id, status, expected_status };
     }
 }
 
-#[tonic::async_trait]
-impl<S: Store, A: Access> pb::order_updates_server::OrderUpdates for OrderUpdatesService<S, A> {
-    async fn update_order_status(
-        &self,
-        request: Request<pb::UpdateOrderStatusRequest>,
-    ) -> Result<Response<pb::UpdateOrderStatusResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let input = OrderStatusUpdateInput {
-                order_id: request.order_id,
-                status: order_status_from_pb("status", request.status)?,
-                expected_status: order_status_from_pb("expected_status", request.expected_status)?,
-            };
-            let output = self.tools.order_status_update(input, &ctx).await?;
-            Ok(pb::UpdateOrderStatusResponse {
-                order: Some(order(output.data.order)),
-                previous_status: order_status_to_pb(output.data.previous_status) as i32,
-            })
+impl TryFrom<pb::UpdateOrderStatusRequest> for OrderStatusUpdateInput {
+    type Error = DomainError;
+    fn try_from(request: pb::UpdateOrderStatusRequest) -> Result<Self, DomainError> {
+        Ok(OrderStatusUpdateInput {
+            order_id: request.order_id,
+            status: order_status_from_pb("status", request.status)?,
+            expected_status: order_status_from_pb("expected_status", request.expected_status)?,
         })
-        .await
+    }
+}
+
+impl From<Answered<OrderStatusUpdateOutput>> for pb::UpdateOrderStatusResponse {
+    fn from(answer: Answered<OrderStatusUpdateOutput>) -> Self {
+        pb::UpdateOrderStatusResponse {
+            order: Some(order(answer.data.order)),
+            previous_status: order_status_to_pb(answer.data.previous_status) as i32,
+        }
     }
 }

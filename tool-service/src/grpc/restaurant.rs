@@ -1,120 +1,126 @@
-//! `Restaurant`: the typed RPCs for internal callers. Each converts its
-//! request into the tool's input, runs the same tool as the MCP path, and
-//! converts the output back, so both surfaces share every rule; the runner
-//! applies the deadline, the required fields and the error mapping.
+//! `Restaurant`: the typed RPCs for internal callers over organizations,
+//! locations and orders. Each runs the same tool as the MCP path through the
+//! runner; this file holds only the declaration and the conversions.
+//!
+//! | RPC (`chataigne.tools.v1.`)    | kind | scope                     | required fields |
+//! |--------------------------------|------|---------------------------|-----------------|
+//! | `Restaurant/ListOrganizations` | read | businessOrganization.read | —               |
+//! | `Restaurant/ListLocations`     | read | location.read             | organization_id |
+//! | `Restaurant/ListOrders`        | read | orders.read               | —               |
+//! | `Restaurant/GetOrder`          | read | orders.read               | order_id        |
 
 use chataigne_proto::tools::v1 as pb;
-use tonic::{Request, Response, Status};
 
 use super::activity_convert::{order, order_status_from_pb};
 use super::convert::{non_empty, page};
-use super::runner::run;
-use crate::access::Access;
-use crate::domain;
-use crate::store::Store;
-use crate::tools::{
-    LocationsListInput, OrderGetInput, OrdersListInput, OrganizationsListInput, Tools,
-};
+use super::fields::typed_service;
+use crate::domain::{self, DomainError};
+use crate::tools::Answered;
+use crate::tools::locations_list::{LocationsListInput, LocationsListOutput};
+use crate::tools::order_get::{OrderGetInput, OrderGetOutput};
+use crate::tools::orders_list::{OrdersListInput, OrdersListOutput};
+use crate::tools::organizations_list::{OrganizationsListInput, OrganizationsListOutput};
 
-pub struct RestaurantService<S, A> {
-    tools: Tools<S, A>,
-}
-
-impl<S, A> RestaurantService<S, A> {
-    pub fn new(tools: Tools<S, A>) -> Self {
-        RestaurantService { tools }
+typed_service! {
+    /// The `Restaurant` service.
+    RestaurantService serves restaurant_server::Restaurant {
+        list_organizations: ListOrganizationsRequest => OrganizationsList
+            -> ListOrganizationsResponse {};
+        list_locations: ListLocationsRequest => LocationsList
+            -> ListLocationsResponse { organization_id };
+        list_orders: ListOrdersRequest => OrdersList -> ListOrdersResponse {};
+        get_order: GetOrderRequest => OrderGet -> GetOrderResponse { order_id };
     }
 }
 
-#[tonic::async_trait]
-impl<S: Store, A: Access> pb::restaurant_server::Restaurant for RestaurantService<S, A> {
-    async fn list_organizations(
-        &self,
-        request: Request<pb::ListOrganizationsRequest>,
-    ) -> Result<Response<pb::ListOrganizationsResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let (limit, cursor) = page(request.page);
-            let output = self
-                .tools
-                .organizations_list(OrganizationsListInput { limit, cursor }, &ctx)
-                .await?;
-            Ok(pb::ListOrganizationsResponse {
-                organizations: output
-                    .data
-                    .organizations
-                    .into_iter()
-                    .map(organization)
-                    .collect(),
-                next_cursor: output.next_cursor.unwrap_or_default(),
-            })
-        })
-        .await
+impl TryFrom<pb::ListOrganizationsRequest> for OrganizationsListInput {
+    type Error = DomainError;
+    fn try_from(request: pb::ListOrganizationsRequest) -> Result<Self, DomainError> {
+        let (limit, cursor) = page(request.page);
+        Ok(OrganizationsListInput { limit, cursor })
     }
+}
 
-    async fn list_locations(
-        &self,
-        request: Request<pb::ListLocationsRequest>,
-    ) -> Result<Response<pb::ListLocationsResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let (limit, cursor) = page(request.page);
-            let input = LocationsListInput {
-                organization_id: request.organization_id,
-                limit,
-                cursor,
-            };
-            let output = self.tools.locations_list(input, &ctx).await?;
-            Ok(pb::ListLocationsResponse {
-                locations: output.data.locations.into_iter().map(location).collect(),
-                next_cursor: output.next_cursor.unwrap_or_default(),
-            })
-        })
-        .await
+impl From<Answered<OrganizationsListOutput>> for pb::ListOrganizationsResponse {
+    fn from(answer: Answered<OrganizationsListOutput>) -> Self {
+        pb::ListOrganizationsResponse {
+            organizations: answer
+                .data
+                .organizations
+                .into_iter()
+                .map(organization)
+                .collect(),
+            next_cursor: answer.next_cursor.unwrap_or_default(),
+        }
     }
+}
 
-    async fn list_orders(
-        &self,
-        request: Request<pb::ListOrdersRequest>,
-    ) -> Result<Response<pb::ListOrdersResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let statuses = request
-                .statuses
-                .iter()
-                .map(|&s| order_status_from_pb("statuses", s))
-                .collect::<Result<Vec<_>, _>>()?;
-            let (limit, cursor) = page(request.page);
-            let input = OrdersListInput {
-                location_id: non_empty(request.location_id),
-                statuses,
-                created_from: non_empty(request.created_from),
-                created_to: non_empty(request.created_to),
-                // The typed request has no order field: newest first.
-                sort: None,
-                limit,
-                cursor,
-            };
-            let output = self.tools.orders_list(input, &ctx).await?;
-            Ok(pb::ListOrdersResponse {
-                orders: output.data.orders.into_iter().map(order).collect(),
-                next_cursor: output.next_cursor.unwrap_or_default(),
-            })
+impl TryFrom<pb::ListLocationsRequest> for LocationsListInput {
+    type Error = DomainError;
+    fn try_from(request: pb::ListLocationsRequest) -> Result<Self, DomainError> {
+        let (limit, cursor) = page(request.page);
+        Ok(LocationsListInput {
+            organization_id: request.organization_id,
+            limit,
+            cursor,
         })
-        .await
     }
+}
 
-    async fn get_order(
-        &self,
-        request: Request<pb::GetOrderRequest>,
-    ) -> Result<Response<pb::GetOrderResponse>, Status> {
-        run(&self.tools, request, |request, ctx| async move {
-            let input = OrderGetInput {
-                order_id: request.order_id,
-            };
-            let output = self.tools.order_get(input, &ctx).await?;
-            Ok(pb::GetOrderResponse {
-                order: Some(order(output.data.order)),
-            })
+impl From<Answered<LocationsListOutput>> for pb::ListLocationsResponse {
+    fn from(answer: Answered<LocationsListOutput>) -> Self {
+        pb::ListLocationsResponse {
+            locations: answer.data.locations.into_iter().map(location).collect(),
+            next_cursor: answer.next_cursor.unwrap_or_default(),
+        }
+    }
+}
+
+impl TryFrom<pb::ListOrdersRequest> for OrdersListInput {
+    type Error = DomainError;
+    fn try_from(request: pb::ListOrdersRequest) -> Result<Self, DomainError> {
+        let statuses = request
+            .statuses
+            .iter()
+            .map(|&s| order_status_from_pb("statuses", s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (limit, cursor) = page(request.page);
+        Ok(OrdersListInput {
+            location_id: non_empty(request.location_id),
+            statuses,
+            created_from: non_empty(request.created_from),
+            created_to: non_empty(request.created_to),
+            // The typed request has no order field: newest first.
+            sort: None,
+            limit,
+            cursor,
         })
-        .await
+    }
+}
+
+impl From<Answered<OrdersListOutput>> for pb::ListOrdersResponse {
+    fn from(answer: Answered<OrdersListOutput>) -> Self {
+        pb::ListOrdersResponse {
+            orders: answer.data.orders.into_iter().map(order).collect(),
+            next_cursor: answer.next_cursor.unwrap_or_default(),
+        }
+    }
+}
+
+impl TryFrom<pb::GetOrderRequest> for OrderGetInput {
+    type Error = DomainError;
+    fn try_from(request: pb::GetOrderRequest) -> Result<Self, DomainError> {
+        Ok(OrderGetInput {
+            order_id: request.order_id,
+        })
+    }
+}
+
+impl From<Answered<OrderGetOutput>> for pb::GetOrderResponse {
+    fn from(answer: Answered<OrderGetOutput>) -> Self {
+        pb::GetOrderResponse {
+            order: Some(order(answer.data.order)),
+        }
     }
 }
 
@@ -127,7 +133,8 @@ fn organization(org: domain::Organization) -> pb::Organization {
     }
 }
 
-fn location(location: domain::Location) -> pb::Location {
+/// A location as the typed API shows it (also by `Locations/GetLocation`).
+pub(super) fn location(location: domain::Location) -> pb::Location {
     pb::Location {
         id: location.id,
         name: location.name,

@@ -12,13 +12,12 @@ use tonic::{Request, Response, Status};
 
 use super::credential::credential;
 use super::deadline;
-use super::fields::TypedRequest;
+use super::fields::{TypedRequest, TypedRpc};
 use super::status::typed_status;
 use crate::access::Access;
-use crate::domain::DomainError;
-use crate::present::normalize_locale;
+use crate::domain::{DomainError, Locale};
 use crate::store::Store;
-use crate::tools::{CallContext, ToolKind, Tools, deadline as tools_deadline};
+use crate::tools::{Answered, CallContext, Reply, ToolKind, Tools, deadline as tools_deadline};
 
 /// Runs `work` for an RPC of `kind` within `timeout` (each database
 /// statement bounded by what remains of it, dropped work rolled back), the
@@ -38,39 +37,54 @@ pub(super) async fn bounded<S: Store, A: Access, T>(
     .await
 }
 
-/// Runs one typed RPC: the caller's credential, then within its deadline
-/// the write switch (writes), the request's required fields and `body` (which
-/// converts, authorizes through the tool and converts back). Every error
-/// becomes a status in the one mapping, by the kind of the RPC's tool.
-pub(super) async fn run<S, A, R, T, F, Fut>(
-    tools: &Tools<S, A>,
-    request: Request<R>,
-    body: F,
-) -> Result<Response<T>, Status>
-where
-    S: Store,
-    A: Access,
-    R: TypedRequest,
-    F: FnOnce(R, CallContext) -> Fut,
-    Fut: Future<Output = Result<T, DomainError>>,
-{
-    let kind = R::TOOL.spec().kind;
-    let credential = credential(&request).map_err(|error| typed_status(error, kind))?;
-    let timeout = deadline::of(&request);
-    let request = request.into_inner();
-    let ctx = CallContext {
-        credential,
-        locale: normalize_locale(request.locale()),
-        now_ms: chrono::Utc::now().timestamp_millis(),
-    };
-    let work = async move {
-        required_fields(&request)?;
-        body(request, ctx).await
-    };
-    bounded(tools, timeout, kind, work)
-        .await
-        .map(Response::new)
-        .map_err(|error| typed_status(error, kind))
+/// The adapter of the typed surface: runs any typed RPC as its tool.
+pub(crate) struct Runner<S, A> {
+    tools: Tools<S, A>,
+}
+
+impl<S, A> Runner<S, A> {
+    pub(crate) fn new(tools: Tools<S, A>) -> Self {
+        Runner { tools }
+    }
+}
+
+impl<S: Store, A: Access> Runner<S, A> {
+    /// Runs one typed RPC as the tool `T`: the caller's credential, then
+    /// within its deadline the write switch (writes, from `T::SPEC`), the
+    /// request's required fields, the request converted into the tool's
+    /// input, the tool, and its answer converted into the response. Every
+    /// error becomes a status in the one mapping, by the tool's kind; the
+    /// metrics layer records the call by its RPC path.
+    pub(crate) async fn run<T>(
+        &self,
+        request: Request<T::Request>,
+    ) -> Result<Response<T::Response>, Status>
+    where
+        T: TypedRpc,
+        T::Input: TryFrom<T::Request, Error = DomainError>,
+        T::Response: From<Answered<T::Output>>,
+    {
+        let kind = T::SPEC.kind;
+        let credential = credential(&request).map_err(|error| typed_status(error, kind))?;
+        let timeout = deadline::of(&request);
+        let request = request.into_inner();
+        let ctx = CallContext {
+            credential,
+            locale: Locale::parse(request.locale()),
+            now_ms: chrono::Utc::now().timestamp_millis(),
+        };
+        let tools = &self.tools;
+        let work = async move {
+            required_fields(&request)?;
+            let input = T::Input::try_from(request)?;
+            let answered = T::run(tools, input, &ctx).await?.answered()?;
+            Ok(T::Response::from(answered))
+        };
+        bounded(tools, timeout, kind, work)
+            .await
+            .map(Response::new)
+            .map_err(|error| typed_status(error, kind))
+    }
 }
 
 /// `InvalidArguments` naming every required field left empty.

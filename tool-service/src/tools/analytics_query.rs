@@ -8,11 +8,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::TEXT_LIMIT;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools, deadline};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools, deadline};
 use crate::access::Access;
 use crate::domain::labels::labels_of;
 use crate::domain::{
-    Bucket, DateRange, DomainError, Metric, MetricSums, MetricValues, check_metrics,
+    Bucket, DateRange, DomainError, Locale, Metric, MetricSums, MetricValues, check_metrics,
 };
 use crate::store::Store;
 
@@ -86,24 +86,33 @@ pub struct AnalyticsQueryOutput {
     pub totals: MetricValues,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn analytics_query(
-        &self,
+/// `chataigne_analytics_query`, declared by [`SPEC`].
+pub struct AnalyticsQuery;
+
+impl Tool for AnalyticsQuery {
+    type Input = AnalyticsQueryInput;
+    type Output = AnalyticsQueryOutput;
+    type Reply = ToolOutput<AnalyticsQueryOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: AnalyticsQueryInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<AnalyticsQueryOutput>, DomainError> {
-        let owner = self
+        let owner = tools
             .store
             .location_owner(&input.location_id)
             .await?
             .ok_or(DomainError::Forbidden)?;
-        self.access
+        tools
+            .access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
         check_metrics(&input.metrics)?;
         let range = DateRange::parse(&input.date_from, &input.date_to)?;
         let bucket = input.bucket.unwrap_or(Bucket::Day);
-        let location = self
+        let location = tools
             .store
             .get_location(&input.location_id)
             .await?
@@ -112,7 +121,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             range.from.format("%Y-%m-%d").to_string(),
             range.to.format("%Y-%m-%d").to_string(),
         );
-        let rows: HashMap<String, MetricSums> = self
+        let rows: HashMap<String, MetricSums> = tools
             .store
             .metrics_buckets(
                 &input.location_id,
@@ -167,8 +176,8 @@ impl<S: Store, A: Access> Tools<S, A> {
 /// then each bucket's figures, oldest first, as many as fit in the summary
 /// bound; a note says how many were left out (every bucket is in
 /// `data.buckets`).
-fn summary(output: &AnalyticsQueryOutput, locale: &str) -> String {
-    let fr = locale == "fr";
+fn summary(output: &AnalyticsQueryOutput, locale: Locale) -> String {
+    let fr = locale == Locale::Fr;
     let count = output.buckets.len();
     let width = output.bucket.label(locale);
     let mut text = if fr {

@@ -6,8 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::venue_view;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Availability, AvailabilityChange, CatalogItem, DomainError};
 use crate::present;
@@ -52,9 +51,17 @@ pub struct CatalogItemAvailabilityUpdateOutput {
     pub item: CatalogItem,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn catalog_item_availability_update(
-        &self,
+/// `chataigne_catalog_item_availability_update`, declared by [`SPEC`].
+pub struct CatalogItemAvailabilityUpdate;
+
+impl Tool for CatalogItemAvailabilityUpdate {
+    type Input = CatalogItemAvailabilityUpdateInput;
+    type Output = CatalogItemAvailabilityUpdateOutput;
+    type Reply = ToolOutput<CatalogItemAvailabilityUpdateOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: CatalogItemAvailabilityUpdateInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<CatalogItemAvailabilityUpdateOutput>, DomainError> {
@@ -69,22 +76,23 @@ impl<S: Store, A: Access> Tools<S, A> {
             again_at_ms,
             ctx.now_ms,
         )?;
-        let owner = self
+        let owner = tools
             .store
             .catalog_item_owner(&input.item_id)
             .await?
             .ok_or(DomainError::Forbidden)?;
-        self.access
+        tools
+            .access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
-        let record = match self
+        let record = match tools
             .store
             .update_item_availability(&input.item_id, &change, ctx.now_ms)
             .await?
         {
             GuardedWrite::Updated(record) => record,
             GuardedWrite::Mismatch(current) => {
-                let current = venue_view::catalog_item(current, ctx.now_ms, ctx.locale)?;
+                let current = present::catalog_item(current, ctx.now_ms, ctx.locale)?;
                 return Err(DomainError::ExpectedStateMismatch {
                     current: current.availability.as_str().to_owned(),
                     allowed: Vec::new(),
@@ -92,17 +100,13 @@ impl<S: Store, A: Access> Tools<S, A> {
             }
             GuardedWrite::Missing => return Err(DomainError::NotFound),
         };
-        let item = venue_view::catalog_item(record, ctx.now_ms, ctx.locale)?;
+        let item = present::catalog_item(record, ctx.now_ms, ctx.locale)?;
         let mut text = format!(
             "{} · {} · {}",
             item.name, item.location_name, item.availability_label
         );
         if let Some(at) = &item.available_again_at {
-            text.push_str(if ctx.locale == "fr" {
-                " · de retour le "
-            } else {
-                " · back at "
-            });
+            text.push_str(ctx.locale.pick(" · de retour le ", " · back at "));
             text.push_str(at);
         }
         Ok(ToolOutput {

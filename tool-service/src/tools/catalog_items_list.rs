@@ -5,10 +5,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::Pager;
-use super::venue_view;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{Availability, CatalogFilter, CatalogItem, DomainError, PageAfter};
+use crate::domain::{Availability, CatalogFilter, CatalogItem, DomainError, Locale, PageAfter};
+use crate::present;
 use crate::store::Store;
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -60,20 +60,28 @@ pub struct CatalogItemsListOutput {
     pub items: Vec<CatalogItem>,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn catalog_items_list(
-        &self,
+/// `chataigne_catalog_items_list`, declared by [`SPEC`].
+pub struct CatalogItemsList;
+
+impl Tool for CatalogItemsList {
+    type Input = CatalogItemsListInput;
+    type Output = CatalogItemsListOutput;
+    type Reply = ToolOutput<CatalogItemsListOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: CatalogItemsListInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<CatalogItemsListOutput>, DomainError> {
         let name_contains = CatalogFilter::text(input.text.as_deref())?;
-        let (_, principal) = self
+        let (_, principal) = tools
             .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
         // The normalized text is what the cursor is bound to.
         let mut bound_input = input.clone();
         bound_input.text = name_contains.clone();
-        let pager = Pager::new(SPEC.name, &bound_input, &principal, &self.cursors, ctx);
+        let pager = Pager::new(SPEC.name, &bound_input, &principal, &tools.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
         // Availability in force at this call's time (a passed return time
         // counts as available).
@@ -84,18 +92,18 @@ impl<S: Store, A: Access> Tools<S, A> {
             name_contains,
             now_ms: ctx.now_ms,
         };
-        let records = self.store.list_catalog_items(&filter, &page).await?;
+        let records = tools.store.list_catalog_items(&filter, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.name.clone(),
             id: r.id.clone(),
         });
         let items = records
             .into_iter()
-            .map(|r| venue_view::catalog_item(r, ctx.now_ms, ctx.locale))
+            .map(|r| present::catalog_item(r, ctx.now_ms, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
         let mut text = match (ctx.locale, items.len()) {
-            ("fr", 0) => "Aucun article ne correspond.".to_owned(),
-            ("fr", n) => format!("{n} article(s), par nom."),
+            (Locale::Fr, 0) => "Aucun article ne correspond.".to_owned(),
+            (Locale::Fr, n) => format!("{n} article(s), par nom."),
             (_, 0) => "No items match.".to_owned(),
             (_, n) => format!("{n} item(s), by name."),
         };
@@ -105,20 +113,15 @@ impl<S: Store, A: Access> Tools<S, A> {
                 item.name, item.id, item.category_name, item.price.display, item.availability_label
             ));
             if let Some(at) = &item.available_again_at {
-                text.push_str(if ctx.locale == "fr" {
-                    " jusqu'au "
-                } else {
-                    " until "
-                });
+                text.push_str(ctx.locale.pick(" jusqu'au ", " until "));
                 text.push_str(at);
             }
         }
         if next_cursor.is_some() {
-            text.push_str(if ctx.locale == "fr" {
-                "\nD'autres articles suivent (meta.next_cursor)."
-            } else {
-                "\nMore items follow (meta.next_cursor)."
-            });
+            text.push_str(ctx.locale.pick(
+                "\nD'autres articles suivent (meta.next_cursor).",
+                "\nMore items follow (meta.next_cursor).",
+            ));
         }
         Ok(ToolOutput {
             data: CatalogItemsListOutput { items },

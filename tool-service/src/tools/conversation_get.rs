@@ -5,11 +5,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::customer_view::{conversation, message};
 use super::support::Pager;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{ConversationSummary, DomainError, PageAfter, SortOrder, TranscriptMessage};
+use crate::domain::{
+    ConversationSummary, DomainError, Locale, PageAfter, SortOrder, TranscriptMessage,
+};
+use crate::present::{conversation, message};
 use crate::store::Store;
 
 /// Messages per call by default and at most (seed 001).
@@ -59,18 +61,26 @@ pub struct ConversationGetOutput {
     pub messages: Vec<TranscriptMessage>,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn conversation_get(
-        &self,
+/// `chataigne_conversation_get`, declared by [`SPEC`].
+pub struct ConversationGet;
+
+impl Tool for ConversationGet {
+    type Input = ConversationGetInput;
+    type Output = ConversationGetOutput;
+    type Reply = ToolOutput<ConversationGetOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: ConversationGetInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<ConversationGetOutput>, DomainError> {
-        let owner = self
+        let owner = tools
             .store
             .conversation_owner(&input.conversation_id)
             .await?
             .ok_or(DomainError::Forbidden)?;
-        let principal = self
+        let principal = tools
             .access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
@@ -80,20 +90,20 @@ impl<S: Store, A: Access> Tools<S, A> {
             sort: Some(sort),
             ..input.clone()
         };
-        let pager = Pager::new(SPEC.name, &bound_input, &principal, &self.cursors, ctx);
+        let pager = Pager::new(SPEC.name, &bound_input, &principal, &tools.cursors, ctx);
         let page = pager.request_within(
             input.limit,
             input.cursor.as_deref(),
             DEFAULT_MESSAGES,
             MAX_MESSAGES,
         )?;
-        let record = self
+        let record = tools
             .store
             .get_conversation(&input.conversation_id)
             .await?
             .ok_or(DomainError::NotFound)?;
         let timezone = record.timezone.clone();
-        let records = self
+        let records = tools
             .store
             .list_messages(&input.conversation_id, &page, sort)
             .await?;
@@ -107,7 +117,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             .map(|r| message(r, &timezone, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
         let oldest = sort.oldest_first();
-        let mut text = if ctx.locale == "fr" {
+        let mut text = if ctx.locale == Locale::Fr {
             format!(
                 "Conversation avec {} ({}, {}) : {} message(s) sur {}, {}.",
                 conversation.customer_name,
@@ -138,8 +148,8 @@ impl<S: Store, A: Access> Tools<S, A> {
         };
         if next_cursor.is_some() {
             text.push_str(match (ctx.locale, oldest) {
-                ("fr", false) => " Messages plus anciens : meta.next_cursor.",
-                ("fr", true) => " Messages suivants : meta.next_cursor.",
+                (Locale::Fr, false) => " Messages plus anciens : meta.next_cursor.",
+                (Locale::Fr, true) => " Messages suivants : meta.next_cursor.",
                 (_, false) => " Older messages: meta.next_cursor.",
                 (_, true) => " Later messages: meta.next_cursor.",
             });

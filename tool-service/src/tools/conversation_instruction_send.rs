@@ -4,7 +4,7 @@
 
 use super::conversation_post::{Audience, InstructionSendInput, MessageSendOutput, Post};
 use super::idempotency::Written;
-use super::{CallContext, DeadlineClass, ToolKind, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::DomainError;
 use crate::store::Store;
@@ -27,9 +27,17 @@ like an inaccessible one.",
     rpc: "chataigne.tools.v1.ConversationWrites/SendInstruction",
 };
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn conversation_instruction_send(
-        &self,
+/// `chataigne_conversation_instruction_send`, declared by [`SPEC`].
+pub struct ConversationInstructionSend;
+
+impl Tool for ConversationInstructionSend {
+    type Input = InstructionSendInput;
+    type Output = MessageSendOutput;
+    type Reply = Written<MessageSendOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: InstructionSendInput,
         ctx: &CallContext,
     ) -> Result<Written<MessageSendOutput>, DomainError> {
@@ -41,6 +49,6 @@ impl<S: Store, A: Access> Tools<S, A> {
             idempotency_key: &input.idempotency_key,
             input: &input,
         };
-        self.post(post, ctx).await
+        tools.post(post, ctx).await
     }
 }

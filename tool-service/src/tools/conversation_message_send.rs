@@ -3,7 +3,7 @@
 
 use super::conversation_post::{Audience, MessageSendInput, MessageSendOutput, Post};
 use super::idempotency::Written;
-use super::{CallContext, DeadlineClass, ToolKind, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::DomainError;
 use crate::store::Store;
@@ -26,9 +26,17 @@ unknown conversation is refused like an inaccessible one.",
     rpc: "chataigne.tools.v1.ConversationWrites/SendMessage",
 };
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn conversation_message_send(
-        &self,
+/// `chataigne_conversation_message_send`, declared by [`SPEC`].
+pub struct ConversationMessageSend;
+
+impl Tool for ConversationMessageSend {
+    type Input = MessageSendInput;
+    type Output = MessageSendOutput;
+    type Reply = Written<MessageSendOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: MessageSendInput,
         ctx: &CallContext,
     ) -> Result<Written<MessageSendOutput>, DomainError> {
@@ -40,6 +48,6 @@ impl<S: Store, A: Access> Tools<S, A> {
             idempotency_key: &input.idempotency_key,
             input: &input,
         };
-        self.post(post, ctx).await
+        tools.post(post, ctx).await
     }
 }

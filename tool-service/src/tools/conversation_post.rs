@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::idempotency::{Once, Written, check_key};
 use super::{CallContext, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::DomainError;
+use crate::domain::{DomainError, Locale};
 use crate::present;
 use crate::store::Store;
 use crate::store::writes::{Effect, NewMessage};
@@ -131,14 +131,14 @@ impl<S: Store, A: Access> Tools<S, A> {
             length_chars,
         };
         let text = match (post.audience, ctx.locale) {
-            (Audience::Customer, "fr") => format!(
+            (Audience::Customer, Locale::Fr) => format!(
                 "Message {id} en file d'envoi au client ({}).",
                 target.channel
             ),
             (Audience::Customer, _) => {
                 format!("Message {id} queued for the customer ({}).", target.channel)
             }
-            (Audience::Assistant, "fr") => {
+            (Audience::Assistant, Locale::Fr) => {
                 format!("Instruction {id} transmise à l'assistant de la conversation.")
             }
             (Audience::Assistant, _) => {

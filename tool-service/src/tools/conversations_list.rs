@@ -6,14 +6,14 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::customer_view::conversation;
 use super::support::Pager;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
     ConversationChannel, ConversationFilter, ConversationStatus, ConversationSummary, DomainError,
-    PageAfter, SortOrder, contains_pattern, fold,
+    Locale, PageAfter, SortOrder, contains_pattern, fold,
 };
+use crate::present::conversation;
 use crate::store::Store;
 
 /// Length of a transcript query, in characters.
@@ -84,18 +84,26 @@ pub struct ConversationsListOutput {
     pub conversations: Vec<ConversationSummary>,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn conversations_list(
-        &self,
+/// `chataigne_conversations_list`, declared by [`SPEC`].
+pub struct ConversationsList;
+
+impl Tool for ConversationsList {
+    type Input = ConversationsListInput;
+    type Output = ConversationsListOutput;
+    type Reply = ToolOutput<ConversationsListOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: ConversationsListInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<ConversationsListOutput>, DomainError> {
-        let owner = self
+        let owner = tools
             .store
             .location_owner(&input.location_id)
             .await?
             .ok_or(DomainError::Forbidden)?;
-        let principal = self
+        let principal = tools
             .access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
@@ -127,9 +135,9 @@ impl<S: Store, A: Access> Tools<S, A> {
             sort: Some(sort),
             ..input.clone()
         };
-        let pager = Pager::new(SPEC.name, &bound_input, &principal, &self.cursors, ctx);
+        let pager = Pager::new(SPEC.name, &bound_input, &principal, &tools.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
-        let records = self.store.list_conversations(&filter, &page).await?;
+        let records = tools.store.list_conversations(&filter, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.last_message_at_ms.to_string(),
             id: r.id.clone(),
@@ -139,11 +147,11 @@ impl<S: Store, A: Access> Tools<S, A> {
             .map(|r| conversation(r, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
         let mut text = match (ctx.locale, conversations.len(), sort.oldest_first()) {
-            ("fr", 0, _) => "Aucune conversation ne correspond.".to_owned(),
-            ("fr", n, false) => {
+            (Locale::Fr, 0, _) => "Aucune conversation ne correspond.".to_owned(),
+            (Locale::Fr, n, false) => {
                 format!("{n} conversation(s), de la plus récente à la plus ancienne.")
             }
-            ("fr", n, true) => {
+            (Locale::Fr, n, true) => {
                 format!("{n} conversation(s), de la plus ancienne à la plus récente.")
             }
             (_, 0, _) => "No conversations match.".to_owned(),
@@ -162,11 +170,10 @@ impl<S: Store, A: Access> Tools<S, A> {
             ));
         }
         if next_cursor.is_some() {
-            text.push_str(if ctx.locale == "fr" {
-                "\nD'autres conversations suivent (meta.next_cursor)."
-            } else {
-                "\nMore conversations follow (meta.next_cursor)."
-            });
+            text.push_str(ctx.locale.pick(
+                "\nD'autres conversations suivent (meta.next_cursor).",
+                "\nMore conversations follow (meta.next_cursor).",
+            ));
         }
         Ok(ToolOutput {
             data: ConversationsListOutput { conversations },

@@ -4,11 +4,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::customer_view::customer;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{Customer, DomainError, Order};
+use crate::domain::{Customer, DomainError, Locale, Order};
 use crate::present;
+use crate::present::customer;
 use crate::store::Store;
 
 /// Orders in the summary of a customer.
@@ -44,26 +44,35 @@ pub struct CustomerGetOutput {
     pub recent_orders: Vec<Order>,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn customer_get(
-        &self,
+/// `chataigne_customer_get`, declared by [`SPEC`].
+pub struct CustomerGet;
+
+impl Tool for CustomerGet {
+    type Input = CustomerGetInput;
+    type Output = CustomerGetOutput;
+    type Reply = ToolOutput<CustomerGetOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: CustomerGetInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<CustomerGetOutput>, DomainError> {
-        let owner = self
+        let owner = tools
             .store
             .customer_owner(&input.customer_id)
             .await?
             .ok_or(DomainError::Forbidden)?;
-        self.access
+        tools
+            .access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
-        let record = self
+        let record = tools
             .store
             .get_customer(&input.customer_id)
             .await?
             .ok_or(DomainError::NotFound)?;
-        let recent_orders = self
+        let recent_orders = tools
             .store
             .customer_recent_orders(&input.customer_id, RECENT_ORDERS)
             .await?
@@ -71,7 +80,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             .map(|r| present::order(r, Vec::new(), ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
         let customer = customer(record);
-        let mut text = if ctx.locale == "fr" {
+        let mut text = if ctx.locale == Locale::Fr {
             format!(
                 "{} ({}) · {} commande(s) · coordonnées masquées.",
                 customer.name, customer.organization_name, customer.order_count

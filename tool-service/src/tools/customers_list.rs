@@ -5,11 +5,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::customer_view::customer;
 use super::support::Pager;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{Customer, CustomerFilter, DomainError, PageAfter, contains_pattern, fold};
+use crate::domain::{
+    Customer, CustomerFilter, DomainError, Locale, PageAfter, contains_pattern, fold,
+};
+use crate::present::customer;
 use crate::store::{Owner, Store};
 
 /// Length of a name query, in characters.
@@ -61,15 +63,23 @@ pub struct CustomersListOutput {
     pub customers: Vec<Customer>,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn customers_list(
-        &self,
+/// `chataigne_customers_list`, declared by [`SPEC`].
+pub struct CustomersList;
+
+impl Tool for CustomersList {
+    type Input = CustomersListInput;
+    type Output = CustomersListOutput;
+    type Reply = ToolOutput<CustomersListOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: CustomersListInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<CustomersListOutput>, DomainError> {
         let owner = match &input.location_id {
             Some(location_id) => {
-                let owner = self
+                let owner = tools
                     .store
                     .location_owner(location_id)
                     .await?
@@ -81,7 +91,8 @@ impl<S: Store, A: Access> Tools<S, A> {
                 owner
             }
             None => {
-                self.store
+                tools
+                    .store
                     .get_organization(&input.organization_id)
                     .await?
                     .ok_or(DomainError::Forbidden)?;
@@ -91,7 +102,7 @@ impl<S: Store, A: Access> Tools<S, A> {
                 }
             }
         };
-        let principal = self
+        let principal = tools
             .access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
@@ -117,37 +128,32 @@ impl<S: Store, A: Access> Tools<S, A> {
             name_query: input.name_query.as_deref().map(fold),
             ..input.clone()
         };
-        let pager = Pager::new(SPEC.name, &bound_input, &principal, &self.cursors, ctx);
+        let pager = Pager::new(SPEC.name, &bound_input, &principal, &tools.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
-        let records = self.store.list_customers(&filter, &page).await?;
+        let records = tools.store.list_customers(&filter, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.display_name.clone(),
             id: r.id.clone(),
         });
         let customers: Vec<Customer> = records.into_iter().map(customer).collect();
         let mut text = match (ctx.locale, customers.len()) {
-            ("fr", 0) => "Aucun client ne correspond.".to_owned(),
-            ("fr", n) => format!("{n} client(s), par nom ; coordonnées masquées."),
+            (Locale::Fr, 0) => "Aucun client ne correspond.".to_owned(),
+            (Locale::Fr, n) => format!("{n} client(s), par nom ; coordonnées masquées."),
             (_, 0) => "No customers match.".to_owned(),
             (_, n) => format!("{n} customer(s), by name; contact details masked."),
         };
         for c in customers.iter().take(10) {
-            let orders = if ctx.locale == "fr" {
-                "commande(s)"
-            } else {
-                "order(s)"
-            };
+            let orders = ctx.locale.pick("commande(s)", "order(s)");
             text.push_str(&format!(
                 "\n- {} ({}) · {} {orders}",
                 c.name, c.id, c.order_count
             ));
         }
         if next_cursor.is_some() {
-            text.push_str(if ctx.locale == "fr" {
-                "\nD'autres clients suivent (meta.next_cursor)."
-            } else {
-                "\nMore customers follow (meta.next_cursor)."
-            });
+            text.push_str(ctx.locale.pick(
+                "\nD'autres clients suivent (meta.next_cursor).",
+                "\nMore customers follow (meta.next_cursor).",
+            ));
         }
         Ok(ToolOutput {
             data: CustomersListOutput { customers },

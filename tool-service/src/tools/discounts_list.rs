@@ -5,10 +5,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::Pager;
-use super::venue_view;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{Discount, DomainError, PageAfter};
+use crate::domain::{Discount, DomainError, Locale, PageAfter};
+use crate::present;
 use crate::store::Store;
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -52,23 +52,31 @@ pub struct DiscountsListOutput {
     pub discounts: Vec<Discount>,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn discounts_list(
-        &self,
+/// `chataigne_discounts_list`, declared by [`SPEC`].
+pub struct DiscountsList;
+
+impl Tool for DiscountsList {
+    type Input = DiscountsListInput;
+    type Output = DiscountsListOutput;
+    type Reply = ToolOutput<DiscountsListOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: DiscountsListInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<DiscountsListOutput>, DomainError> {
-        let (owner, principal) = self
+        let (owner, principal) = tools
             .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
-        let location = self
+        let location = tools
             .store
             .get_location(&input.location_id)
             .await?
             .ok_or(DomainError::NotFound)?;
-        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let pager = Pager::new(SPEC.name, &input, &principal, &tools.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
-        let records = self
+        let records = tools
             .store
             .list_discounts(&owner, input.active, ctx.now_ms, &page)
             .await?;
@@ -78,18 +86,18 @@ impl<S: Store, A: Access> Tools<S, A> {
         });
         let discounts = records
             .into_iter()
-            .map(|r| venue_view::discount(r, &location, ctx.now_ms, ctx.locale))
+            .map(|r| present::discount(r, &location, ctx.now_ms, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
         let mut text = match (ctx.locale, discounts.len()) {
-            ("fr", 0) => "Aucune remise ne correspond.".to_owned(),
-            ("fr", n) => format!("{n} remise(s) pour {}.", location.name),
+            (Locale::Fr, 0) => "Aucune remise ne correspond.".to_owned(),
+            (Locale::Fr, n) => format!("{n} remise(s) pour {}.", location.name),
             (_, 0) => "No discounts match.".to_owned(),
             (_, n) => format!("{n} discount(s) for {}.", location.name),
         };
         for discount in discounts.iter().take(10) {
             let state = match (ctx.locale, discount.in_force) {
-                ("fr", true) => "en vigueur",
-                ("fr", false) => "inactive",
+                (Locale::Fr, true) => "en vigueur",
+                (Locale::Fr, false) => "inactive",
                 (_, true) => "in force",
                 (_, false) => "not in force",
             };
@@ -106,11 +114,10 @@ impl<S: Store, A: Access> Tools<S, A> {
             ));
         }
         if next_cursor.is_some() {
-            text.push_str(if ctx.locale == "fr" {
-                "\nD'autres remises suivent (meta.next_cursor)."
-            } else {
-                "\nMore discounts follow (meta.next_cursor)."
-            });
+            text.push_str(ctx.locale.pick(
+                "\nD'autres remises suivent (meta.next_cursor).",
+                "\nMore discounts follow (meta.next_cursor).",
+            ));
         }
         Ok(ToolOutput {
             data: DiscountsListOutput { discounts },

@@ -6,10 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::Pager;
-use super::venue_view;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Integration, PageAfter};
+use crate::domain::{DomainError, Integration, Locale, PageAfter};
+use crate::present;
 use crate::store::Store;
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -50,32 +50,40 @@ pub struct IntegrationsListOutput {
     pub integrations: Vec<Integration>,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn integrations_list(
-        &self,
+/// `chataigne_integrations_list`, declared by [`SPEC`].
+pub struct IntegrationsList;
+
+impl Tool for IntegrationsList {
+    type Input = IntegrationsListInput;
+    type Output = IntegrationsListOutput;
+    type Reply = ToolOutput<IntegrationsListOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: IntegrationsListInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<IntegrationsListOutput>, DomainError> {
-        let (owner, principal) = self
+        let (owner, principal) = tools
             .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
-        let location = self
+        let location = tools
             .store
             .get_location(&input.location_id)
             .await?
             .ok_or(DomainError::NotFound)?;
-        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let pager = Pager::new(SPEC.name, &input, &principal, &tools.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
-        let records = self.store.list_integrations(&owner, &page).await?;
+        let records = tools.store.list_integrations(&owner, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.name.clone(),
             id: r.id.clone(),
         });
         let integrations = records
             .into_iter()
-            .map(|r| venue_view::integration(r, &location.timezone, ctx.locale))
+            .map(|r| present::integration(r, &location.timezone, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut text = if ctx.locale == "fr" {
+        let mut text = if ctx.locale == Locale::Fr {
             format!(
                 "{} intégration(s) pour {}.",
                 integrations.len(),
@@ -95,11 +103,10 @@ impl<S: Store, A: Access> Tools<S, A> {
             ));
         }
         if next_cursor.is_some() {
-            text.push_str(if ctx.locale == "fr" {
-                "\nD'autres intégrations suivent (meta.next_cursor)."
-            } else {
-                "\nMore integrations follow (meta.next_cursor)."
-            });
+            text.push_str(ctx.locale.pick(
+                "\nD'autres intégrations suivent (meta.next_cursor).",
+                "\nMore integrations follow (meta.next_cursor).",
+            ));
         }
         Ok(ToolOutput {
             data: IntegrationsListOutput { integrations },

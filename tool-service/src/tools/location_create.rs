@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::idempotency::{Once, Written, check_key};
 use super::organization_create::check_name;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::DomainError;
+use crate::domain::{DomainError, Locale};
 use crate::store::Store;
 use crate::store::writes::{Effect, NewLocation};
 
@@ -149,15 +149,24 @@ pub(crate) fn check_timezone(name: &str) -> Result<(), DomainError> {
     ))
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn location_create(
-        &self,
+/// `chataigne_location_create`, declared by [`SPEC`].
+pub struct LocationCreate;
+
+impl Tool for LocationCreate {
+    type Input = LocationCreateInput;
+    type Output = LocationCreateOutput;
+    type Reply = Written<LocationCreateOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: LocationCreateInput,
         ctx: &CallContext,
     ) -> Result<Written<LocationCreateOutput>, DomainError> {
         check(&input)?;
-        let principal = self.platform_admin(ctx, SPEC.scope).await?;
-        self.store
+        let principal = tools.platform_admin(ctx, SPEC.scope).await?;
+        tools
+            .store
             .get_organization(&input.organization_id)
             .await?
             .ok_or(DomainError::NotFound)?;
@@ -171,7 +180,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             currency: input.currency.clone(),
             created_at: crate::present::timestamp(ctx.now_ms, &input.timezone),
         };
-        let text = if ctx.locale == "fr" {
+        let text = if ctx.locale == Locale::Fr {
             format!("Établissement « {name} » créé ({id}).")
         } else {
             format!("Location \"{name}\" created ({id}).")
@@ -200,6 +209,6 @@ impl<S: Store, A: Access> Tools<S, A> {
             text,
             next_cursor: None,
         };
-        self.write_once(once, output, ctx).await
+        tools.write_once(once, output, ctx).await
     }
 }

@@ -4,8 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::venue_view;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Location, LocationStatus};
 use crate::present;
@@ -44,25 +43,34 @@ pub struct LocationGetOutput {
     pub status: LocationStatus,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn location_get(
-        &self,
+/// `chataigne_location_get`, declared by [`SPEC`].
+pub struct LocationGet;
+
+impl Tool for LocationGet {
+    type Input = LocationGetInput;
+    type Output = LocationGetOutput;
+    type Reply = ToolOutput<LocationGetOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: LocationGetInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<LocationGetOutput>, DomainError> {
-        self.authorize_location(&input.location_id, SPEC.scope, ctx)
+        tools
+            .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
-        let record = self
+        let record = tools
             .store
             .get_location(&input.location_id)
             .await?
             .ok_or(DomainError::NotFound)?;
-        let status = self
+        let status = tools
             .store
             .location_status(&input.location_id)
             .await?
             .ok_or(DomainError::NotFound)?;
-        let status = venue_view::location_status(status, ctx.now_ms, ctx.locale)?;
+        let status = present::location_status(status, ctx.now_ms, ctx.locale)?;
         let location = present::location(record);
         let local_time = present::timestamp(ctx.now_ms, &location.timezone);
         let mut text = format!(
@@ -73,20 +81,12 @@ impl<S: Store, A: Access> Tools<S, A> {
             location.address.postal_code,
             location.address.city,
             location.timezone,
-            if ctx.locale == "fr" {
-                "heure locale"
-            } else {
-                "local time"
-            },
+            ctx.locale.pick("heure locale", "local time"),
             location.currency,
             status.status_label
         );
         if let Some(until) = &status.paused_until {
-            text.push_str(if ctx.locale == "fr" {
-                " jusqu'au "
-            } else {
-                " until "
-            });
+            text.push_str(ctx.locale.pick(" jusqu'au ", " until "));
             text.push_str(until);
         }
         Ok(ToolOutput {

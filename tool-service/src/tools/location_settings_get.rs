@@ -6,10 +6,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::venue_view;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, LocationSettings, SETTINGS_SCOPE, SettingsSection};
+use crate::domain::{DomainError, Locale, LocationSettings, SETTINGS_SCOPE, SettingsSection};
+use crate::present;
 use crate::store::Store;
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -48,9 +48,17 @@ pub struct LocationSettingsGetOutput {
     pub settings: LocationSettings,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn location_settings_get(
-        &self,
+/// `chataigne_location_settings_get`, declared by [`SPEC`].
+pub struct LocationSettingsGet;
+
+impl Tool for LocationSettingsGet {
+    type Input = LocationSettingsGetInput;
+    type Output = LocationSettingsGetOutput;
+    type Reply = ToolOutput<LocationSettingsGetOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: LocationSettingsGetInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<LocationSettingsGetOutput>, DomainError> {
@@ -63,28 +71,29 @@ impl<S: Store, A: Access> Tools<S, A> {
                 "expected 1 to 9 distinct sections",
             ));
         }
-        let (owner, _) = self
+        let (owner, _) = tools
             .authorize_location(&input.location_id, SETTINGS_SCOPE, ctx)
             .await?;
         // Every section's own scope, each checked live; the first refusal
         // refuses the whole call before anything is read.
         for section in &input.sections {
-            self.access
+            tools
+                .access
                 .authorize(&ctx.credential, section.scope(), &owner)
                 .await?;
         }
-        let location = self
+        let location = tools
             .store
             .get_location(&input.location_id)
             .await?
             .ok_or(DomainError::NotFound)?;
-        let records = self
+        let records = tools
             .store
             .location_settings(&input.location_id, &sections)
             .await?;
-        let settings = venue_view::settings(location, &records, ctx.locale)?;
+        let settings = present::settings(location, &records, ctx.locale)?;
         let names: Vec<&str> = input.sections.iter().map(|s| s.as_str()).collect();
-        let text = if ctx.locale == "fr" {
+        let text = if ctx.locale == Locale::Fr {
             format!(
                 "Réglages de {} : {} (heures locales, fuseau {}).",
                 settings.location_name,

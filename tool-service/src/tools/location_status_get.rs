@@ -4,10 +4,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::venue_view;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, LocationStatus};
+use crate::domain::{DomainError, Locale, LocationStatus};
+use crate::present;
 use crate::store::Store;
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -38,20 +38,29 @@ pub struct LocationStatusGetOutput {
     pub status: LocationStatus,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn location_status_get(
-        &self,
+/// `chataigne_location_status_get`, declared by [`SPEC`].
+pub struct LocationStatusGet;
+
+impl Tool for LocationStatusGet {
+    type Input = LocationStatusGetInput;
+    type Output = LocationStatusGetOutput;
+    type Reply = ToolOutput<LocationStatusGetOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: LocationStatusGetInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<LocationStatusGetOutput>, DomainError> {
-        self.authorize_location(&input.location_id, SPEC.scope, ctx)
+        tools
+            .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
-        let record = self
+        let record = tools
             .store
             .location_status(&input.location_id)
             .await?
             .ok_or(DomainError::NotFound)?;
-        let status = venue_view::location_status(record, ctx.now_ms, ctx.locale)?;
+        let status = present::location_status(record, ctx.now_ms, ctx.locale)?;
         let text = status_text(&status, ctx.locale);
         Ok(ToolOutput {
             data: LocationStatusGetOutput { status },
@@ -62,17 +71,13 @@ impl<S: Store, A: Access> Tools<S, A> {
 }
 
 /// One line for people: "<name>: orders paused until … (busy)".
-pub(super) fn status_text(status: &LocationStatus, locale: &str) -> String {
+pub(super) fn status_text(status: &LocationStatus, locale: Locale) -> String {
     let mut text = format!("{} : {}", status.location_name, status.status_label);
-    if locale != "fr" {
+    if locale != Locale::Fr {
         text = format!("{}: {}", status.location_name, status.status_label);
     }
     if let Some(until) = &status.paused_until {
-        text.push_str(if locale == "fr" {
-            " jusqu'au "
-        } else {
-            " until "
-        });
+        text.push_str(locale.pick(" jusqu'au ", " until "));
         text.push_str(until);
     }
     if let Some(reason) = &status.reason_label {

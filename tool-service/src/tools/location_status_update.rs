@@ -6,8 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::location_status_get::status_text;
-use super::venue_view;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, IntakeStatus, LocationStatus, PauseReason, StatusChange};
 use crate::present;
@@ -56,9 +55,17 @@ pub struct LocationStatusUpdateOutput {
     pub status: LocationStatus,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn location_status_update(
-        &self,
+/// `chataigne_location_status_update`, declared by [`SPEC`].
+pub struct LocationStatusUpdate;
+
+impl Tool for LocationStatusUpdate {
+    type Input = LocationStatusUpdateInput;
+    type Output = LocationStatusUpdateOutput;
+    type Reply = ToolOutput<LocationStatusUpdateOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: LocationStatusUpdateInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<LocationStatusUpdateOutput>, DomainError> {
@@ -74,16 +81,17 @@ impl<S: Store, A: Access> Tools<S, A> {
             input.reason,
             ctx.now_ms,
         )?;
-        self.authorize_location(&input.location_id, SPEC.scope, ctx)
+        tools
+            .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
-        let record = match self
+        let record = match tools
             .store
             .update_location_status(&input.location_id, &change, ctx.now_ms)
             .await?
         {
             GuardedWrite::Updated(record) => record,
             GuardedWrite::Mismatch(current) => {
-                let current = venue_view::location_status(current, ctx.now_ms, ctx.locale)?;
+                let current = present::location_status(current, ctx.now_ms, ctx.locale)?;
                 return Err(DomainError::ExpectedStateMismatch {
                     current: current.status.as_str().to_owned(),
                     allowed: Vec::new(),
@@ -91,7 +99,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             }
             GuardedWrite::Missing => return Err(DomainError::NotFound),
         };
-        let status = venue_view::location_status(record, ctx.now_ms, ctx.locale)?;
+        let status = present::location_status(record, ctx.now_ms, ctx.locale)?;
         let text = status_text(&status, ctx.locale);
         Ok(ToolOutput {
             data: LocationStatusUpdateOutput { status },

@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::Pager;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Location, PageAfter};
+use crate::domain::{DomainError, Locale, Location, PageAfter};
 use crate::present;
 use crate::store::Store;
 
@@ -48,13 +48,21 @@ pub struct LocationsListOutput {
     pub locations: Vec<Location>,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn locations_list(
-        &self,
+/// `chataigne_locations_list`, declared by [`SPEC`].
+pub struct LocationsList;
+
+impl Tool for LocationsList {
+    type Input = LocationsListInput;
+    type Output = LocationsListOutput;
+    type Reply = ToolOutput<LocationsListOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: LocationsListInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<LocationsListOutput>, DomainError> {
-        let (principal, scope) = self.access.resolve(&ctx.credential, SPEC.scope).await?;
+        let (principal, scope) = tools.access.resolve(&ctx.credential, SPEC.scope).await?;
         let org = &input.organization_id;
         // Whole organization for admins and org-level members; otherwise only
         // the locations of that organization the user is a member of. An
@@ -68,16 +76,16 @@ impl<S: Store, A: Access> Tools<S, A> {
         if only.as_ref().is_some_and(Vec::is_empty) {
             return Err(DomainError::Forbidden);
         }
-        if self.store.get_organization(org).await?.is_none() {
+        if tools.store.get_organization(org).await?.is_none() {
             return Err(if scope.all_tenants {
                 DomainError::NotFound
             } else {
                 DomainError::Forbidden
             });
         }
-        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let pager = Pager::new(SPEC.name, &input, &principal, &tools.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
-        let records = self
+        let records = tools
             .store
             .list_locations(org, only.as_deref(), &page)
             .await?;
@@ -90,7 +98,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             id: r.id.clone(),
         });
         let locations: Vec<Location> = records.into_iter().map(present::location).collect();
-        let mut text = if ctx.locale == "fr" {
+        let mut text = if ctx.locale == Locale::Fr {
             format!("{} établissement(s).", locations.len())
         } else {
             format!("{} location(s).", locations.len())

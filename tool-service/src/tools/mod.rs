@@ -1,7 +1,9 @@
-//! The MCP tool catalogue. Each tool lives in its own module beside the typed
-//! RPC it maps to, declaring once its name, description, scope, class, input
-//! and output types; `tools/list`, the JSON Schemas and the gRPC API all derive
-//! from that declaration.
+//! The MCP tool catalogue. Each tool is a zero-sized type implementing
+//! [`Tool`] in its own module (name, description, scope, class, typed RPC,
+//! input, output and body), listed once in `catalogue!`; `tools/list`, the
+//! JSON Schemas, the MCP dispatch and the typed gRPC services all derive from
+//! that trait. [`Tools`] holds what the bodies need (store, access control,
+//! cursor and idempotency keys) and the built catalogue.
 
 pub mod analytics_query;
 pub mod catalog_item_availability_update;
@@ -12,26 +14,26 @@ pub mod conversation_message_send;
 pub mod conversation_post;
 pub mod conversations_list;
 pub mod customer_get;
-mod customer_view;
 pub mod customers_list;
 pub mod deadline;
 pub mod discounts_list;
 pub mod idempotency;
 pub mod integrations_list;
+mod location_access;
 pub mod location_create;
 pub mod location_get;
 pub mod location_settings_get;
 pub mod location_status_get;
 pub mod location_status_update;
-mod locations_list;
-mod order_get;
+pub mod locations_list;
+pub mod order_get;
 pub mod order_status_update;
-mod orders_list;
+pub mod orders_list;
 pub mod organization_create;
-mod organizations_list;
+pub mod organizations_list;
 pub mod schema;
 mod support;
-mod venue_view;
+mod tool;
 
 use std::sync::Arc;
 
@@ -39,14 +41,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use locations_list::{LocationsListInput, LocationsListOutput};
-pub use order_get::{OrderGetInput, OrderGetOutput};
-pub use orders_list::{OrdersListInput, OrdersListOutput};
-pub use organizations_list::{OrganizationsListInput, OrganizationsListOutput};
+pub use tool::{Answered, Catalogued, Reply, Tool};
 
 use crate::access::{Access, Credential};
 use crate::cursor::CursorCodec;
-use crate::domain::{AbsentOperation, DomainError};
+use crate::domain::{AbsentOperation, DomainError, Locale};
 use crate::store::Store;
 use schema::InputValidator;
 
@@ -82,28 +81,37 @@ pub struct ToolSpec {
     pub rpc: &'static str,
 }
 
-/// The catalogue: one line per tool, `Variant => module, Input, Output`.
-/// It generates `ToolId` (with `ALL`, `spec`, `by_name`), the schemas of each
-/// tool and the exhaustive dispatch from a name to the tool's method, which
-/// is named like its module.
+/// The catalogue: one line per tool, `Variant => module;`, where the module
+/// holds the tool's type, named like the variant, implementing [`Tool`].
+/// It generates `ToolId` (with `ALL`, `spec`, `by_name`), re-exports each
+/// tool's type, the schemas of each tool and the exhaustive dispatch from a
+/// name to the tool's body, all from the trait.
 macro_rules! catalogue {
-    ($($variant:ident => $module:ident, $input:ty, $output:ty;)*) => {
+    ($($variant:ident => $module:ident;)*) => {
         /// Every tool, by identity; dispatch matches on it exhaustively.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ToolId { $($variant,)* }
+
+        $(
+            pub use $module::$variant;
+
+            impl Catalogued for $variant {
+                const ID: ToolId = ToolId::$variant;
+            }
+        )*
 
         impl ToolId {
             pub const ALL: &'static [ToolId] = &[$(ToolId::$variant,)*];
 
             pub fn spec(self) -> &'static ToolSpec {
-                match self { $(ToolId::$variant => &$module::SPEC,)* }
+                match self { $(ToolId::$variant => &<$variant as Tool>::SPEC,)* }
             }
 
             fn schemas(self) -> (Value, Value) {
                 match self {
                     $(ToolId::$variant => (
-                        schema::schema_of::<$input>(),
-                        schema::output_schema_of::<$output>(),
+                        schema::schema_of::<<$variant as Tool>::Input>(),
+                        schema::output_schema_of::<<$variant as Tool>::Output>(),
                     ),)*
                 }
             }
@@ -117,7 +125,7 @@ macro_rules! catalogue {
                 ctx: &CallContext,
             ) -> Result<CallResult, DomainError> {
                 match id {
-                    $(ToolId::$variant => finish(self.$module(parse(arguments)?, ctx).await?),)*
+                    $(ToolId::$variant => finish($variant::run(self, parse(arguments)?, ctx).await?),)*
                 }
             }
         }
@@ -125,28 +133,28 @@ macro_rules! catalogue {
 }
 
 catalogue! {
-    OrganizationsList => organizations_list, OrganizationsListInput, OrganizationsListOutput;
-    LocationsList => locations_list, LocationsListInput, LocationsListOutput;
-    OrdersList => orders_list, OrdersListInput, OrdersListOutput;
-    OrderGet => order_get, OrderGetInput, OrderGetOutput;
-    LocationGet => location_get, location_get::LocationGetInput, location_get::LocationGetOutput;
-    LocationSettingsGet => location_settings_get, location_settings_get::LocationSettingsGetInput, location_settings_get::LocationSettingsGetOutput;
-    LocationStatusGet => location_status_get, location_status_get::LocationStatusGetInput, location_status_get::LocationStatusGetOutput;
-    LocationStatusUpdate => location_status_update, location_status_update::LocationStatusUpdateInput, location_status_update::LocationStatusUpdateOutput;
-    CatalogItemsList => catalog_items_list, catalog_items_list::CatalogItemsListInput, catalog_items_list::CatalogItemsListOutput;
-    CatalogItemAvailabilityUpdate => catalog_item_availability_update, catalog_item_availability_update::CatalogItemAvailabilityUpdateInput, catalog_item_availability_update::CatalogItemAvailabilityUpdateOutput;
-    DiscountsList => discounts_list, discounts_list::DiscountsListInput, discounts_list::DiscountsListOutput;
-    IntegrationsList => integrations_list, integrations_list::IntegrationsListInput, integrations_list::IntegrationsListOutput;
-    ConversationMessageSend => conversation_message_send, conversation_post::MessageSendInput, conversation_post::MessageSendOutput;
-    ConversationInstructionSend => conversation_instruction_send, conversation_post::InstructionSendInput, conversation_post::MessageSendOutput;
-    OrganizationCreate => organization_create, organization_create::OrganizationCreateInput, organization_create::OrganizationCreateOutput;
-    LocationCreate => location_create, location_create::LocationCreateInput, location_create::LocationCreateOutput;
-    OrderStatusUpdate => order_status_update, order_status_update::OrderStatusUpdateInput, order_status_update::OrderStatusUpdateOutput;
-    CustomersList => customers_list, customers_list::CustomersListInput, customers_list::CustomersListOutput;
-    CustomerGet => customer_get, customer_get::CustomerGetInput, customer_get::CustomerGetOutput;
-    ConversationsList => conversations_list, conversations_list::ConversationsListInput, conversations_list::ConversationsListOutput;
-    ConversationGet => conversation_get, conversation_get::ConversationGetInput, conversation_get::ConversationGetOutput;
-    AnalyticsQuery => analytics_query, analytics_query::AnalyticsQueryInput, analytics_query::AnalyticsQueryOutput;
+    OrganizationsList => organizations_list;
+    LocationsList => locations_list;
+    OrdersList => orders_list;
+    OrderGet => order_get;
+    LocationGet => location_get;
+    LocationSettingsGet => location_settings_get;
+    LocationStatusGet => location_status_get;
+    LocationStatusUpdate => location_status_update;
+    CatalogItemsList => catalog_items_list;
+    CatalogItemAvailabilityUpdate => catalog_item_availability_update;
+    DiscountsList => discounts_list;
+    IntegrationsList => integrations_list;
+    ConversationMessageSend => conversation_message_send;
+    ConversationInstructionSend => conversation_instruction_send;
+    OrganizationCreate => organization_create;
+    LocationCreate => location_create;
+    OrderStatusUpdate => order_status_update;
+    CustomersList => customers_list;
+    CustomerGet => customer_get;
+    ConversationsList => conversations_list;
+    ConversationGet => conversation_get;
+    AnalyticsQuery => analytics_query;
 }
 
 impl ToolId {
@@ -413,8 +421,8 @@ pub struct CatalogEntry {
 #[derive(Debug, Clone)]
 pub struct CallContext {
     pub credential: Credential,
-    /// "fr" or "en".
-    pub locale: &'static str,
+    /// The language of the display strings, parsed once from the caller's tag.
+    pub locale: Locale,
     pub now_ms: i64,
 }
 

@@ -3,9 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Order};
+use crate::domain::{DomainError, Locale, Order};
 use crate::present;
 use crate::store::Store;
 
@@ -37,27 +37,36 @@ pub struct OrderGetOutput {
     pub order: Order,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn order_get(
-        &self,
+/// `chataigne_order_get`, declared by [`SPEC`].
+pub struct OrderGet;
+
+impl Tool for OrderGet {
+    type Input = OrderGetInput;
+    type Output = OrderGetOutput;
+    type Reply = ToolOutput<OrderGetOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: OrderGetInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<OrderGetOutput>, DomainError> {
-        let owner = self
+        let owner = tools
             .store
             .order_owner(&input.order_id)
             .await?
             .ok_or(DomainError::Forbidden)?;
-        self.access
+        tools
+            .access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
-        let (record, lines) = self
+        let (record, lines) = tools
             .store
             .get_order(&input.order_id)
             .await?
             .ok_or(DomainError::NotFound)?;
         let order = present::order(record, lines, ctx.locale)?;
-        let mut text = if ctx.locale == "fr" {
+        let mut text = if ctx.locale == Locale::Fr {
             format!(
                 "Commande {} ({}) · {} · {} · {} · {} · {}",
                 order.number,

@@ -5,9 +5,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{AbsentOperation, DomainError, Order, OrderStatus};
+use crate::domain::{AbsentOperation, DomainError, Locale, Order, OrderStatus};
 use crate::present;
 use crate::store::{GuardedWrite, Store};
 
@@ -63,18 +63,27 @@ pub struct OrderStatusUpdateOutput {
     pub previous_status_label: String,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn order_status_update(
-        &self,
+/// `chataigne_order_status_update`, declared by [`SPEC`].
+pub struct OrderStatusUpdate;
+
+impl Tool for OrderStatusUpdate {
+    type Input = OrderStatusUpdateInput;
+    type Output = OrderStatusUpdateOutput;
+    type Reply = ToolOutput<OrderStatusUpdateOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: OrderStatusUpdateInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<OrderStatusUpdateOutput>, DomainError> {
-        let owner = self
+        let owner = tools
             .store
             .order_owner(&input.order_id)
             .await?
             .ok_or(DomainError::Forbidden)?;
-        self.access
+        tools
+            .access
             .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
         if input.status == OrderStatus::Cancelled {
@@ -83,7 +92,7 @@ impl<S: Store, A: Access> Tools<S, A> {
         if !input.expected_status.can_move_to(input.status) {
             // Nothing to write: the refusal says where the order can go from
             // its current status, and whether it changed since it was read.
-            let (current, _) = self
+            let (current, _) = tools
                 .store
                 .get_order(&input.order_id)
                 .await?
@@ -97,7 +106,7 @@ impl<S: Store, A: Access> Tools<S, A> {
                 current: (current != input.expected_status).then(|| current.as_str().to_owned()),
             });
         }
-        let record = match self
+        let record = match tools
             .store
             .update_order_status(
                 &input.order_id,
@@ -117,7 +126,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             GuardedWrite::Missing => return Err(DomainError::NotFound),
         };
         let order = present::order(record, Vec::new(), ctx.locale)?;
-        let text = if ctx.locale == "fr" {
+        let text = if ctx.locale == Locale::Fr {
             format!(
                 "Commande {} ({}, {}) : {} → {}.",
                 order.number,

@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::Pager;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Order, OrderFilter, OrderStatus, PageAfter, SortOrder};
+use crate::domain::{DomainError, Locale, Order, OrderFilter, OrderStatus, PageAfter, SortOrder};
 
 /// Orders named in the text summary.
 const SUMMARY_ORDERS: usize = 5;
@@ -69,9 +69,17 @@ pub struct OrdersListOutput {
     pub orders: Vec<Order>,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn orders_list(
-        &self,
+/// `chataigne_orders_list`, declared by [`SPEC`].
+pub struct OrdersList;
+
+impl Tool for OrdersList {
+    type Input = OrdersListInput;
+    type Output = OrdersListOutput;
+    type Reply = ToolOutput<OrdersListOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: OrdersListInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<OrdersListOutput>, DomainError> {
@@ -101,12 +109,12 @@ impl<S: Store, A: Access> Tools<S, A> {
         }
         let principal = match &input.location_id {
             Some(location_id) => {
-                let owner = self
+                let owner = tools
                     .store
                     .location_owner(location_id)
                     .await?
                     .ok_or(DomainError::Forbidden)?;
-                let principal = self
+                let principal = tools
                     .access
                     .authorize(&ctx.credential, SPEC.scope, &owner)
                     .await?;
@@ -114,7 +122,7 @@ impl<S: Store, A: Access> Tools<S, A> {
                 principal
             }
             None => {
-                let (principal, scope) = self.access.resolve(&ctx.credential, SPEC.scope).await?;
+                let (principal, scope) = tools.access.resolve(&ctx.credential, SPEC.scope).await?;
                 if scope.is_empty() {
                     return Ok(summarize(Vec::new(), None, sort, ctx));
                 }
@@ -130,9 +138,9 @@ impl<S: Store, A: Access> Tools<S, A> {
             sort: Some(sort),
             ..input.clone()
         };
-        let pager = Pager::new(SPEC.name, &bound_input, &principal, &self.cursors, ctx);
+        let pager = Pager::new(SPEC.name, &bound_input, &principal, &tools.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
-        let records = self.store.list_orders(&filter, &page).await?;
+        let records = tools.store.list_orders(&filter, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.created_at_ms.to_string(),
             id: r.id.clone(),
@@ -154,9 +162,11 @@ fn summarize(
     let more = next_cursor.is_some();
     let oldest = sort.oldest_first();
     let mut text = match (ctx.locale, orders.len(), oldest) {
-        ("fr", 0, _) => "Aucune commande ne correspond.".to_owned(),
-        ("fr", n, false) => format!("{n} commande(s), de la plus récente à la plus ancienne."),
-        ("fr", n, true) => format!("{n} commande(s), de la plus ancienne à la plus récente."),
+        (Locale::Fr, 0, _) => "Aucune commande ne correspond.".to_owned(),
+        (Locale::Fr, n, false) => {
+            format!("{n} commande(s), de la plus récente à la plus ancienne.")
+        }
+        (Locale::Fr, n, true) => format!("{n} commande(s), de la plus ancienne à la plus récente."),
         (_, 0, _) => "No orders match.".to_owned(),
         (_, n, false) => format!("{n} order(s), newest first."),
         (_, n, true) => format!("{n} order(s), oldest first."),
@@ -173,11 +183,10 @@ fn summarize(
         ));
     }
     if more {
-        text.push_str(if ctx.locale == "fr" {
-            "\nD'autres commandes suivent (meta.next_cursor)."
-        } else {
-            "\nMore orders follow (meta.next_cursor)."
-        });
+        text.push_str(ctx.locale.pick(
+            "\nD'autres commandes suivent (meta.next_cursor).",
+            "\nMore orders follow (meta.next_cursor).",
+        ));
     }
     ToolOutput {
         data: OrdersListOutput { orders },

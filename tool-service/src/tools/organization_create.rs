@@ -9,9 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::idempotency::{Once, Written, check_key};
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::{Access, Principal};
-use crate::domain::DomainError;
+use crate::domain::{DomainError, Locale};
 use crate::store::Store;
 use crate::store::writes::{Effect, NewOrganization};
 
@@ -87,15 +87,25 @@ impl<S: Store, A: Access> Tools<S, A> {
             Err(DomainError::Forbidden)
         }
     }
+}
 
-    pub async fn organization_create(
-        &self,
+/// `chataigne_organization_create`, declared by [`SPEC`].
+pub struct OrganizationCreate;
+
+impl Tool for OrganizationCreate {
+    type Input = OrganizationCreateInput;
+    type Output = OrganizationCreateOutput;
+    type Reply = Written<OrganizationCreateOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: OrganizationCreateInput,
         ctx: &CallContext,
     ) -> Result<Written<OrganizationCreateOutput>, DomainError> {
         check_name("name", &input.name, NAME_MAX_CHARS)?;
         check_key(&input.idempotency_key)?;
-        let principal = self.platform_admin(ctx, SPEC.scope).await?;
+        let principal = tools.platform_admin(ctx, SPEC.scope).await?;
         let id = format!("org_{}", uuid::Uuid::now_v7().simple());
         let name = input.name.trim().to_owned();
         let organization = CreatedOrganization {
@@ -103,7 +113,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             name: name.clone(),
             created_at: crate::present::timestamp(ctx.now_ms, "UTC"),
         };
-        let text = if ctx.locale == "fr" {
+        let text = if ctx.locale == Locale::Fr {
             format!("Organisation « {name} » créée ({id}).")
         } else {
             format!("Organization \"{name}\" created ({id}).")
@@ -124,6 +134,6 @@ impl<S: Store, A: Access> Tools<S, A> {
             text,
             next_cursor: None,
         };
-        self.write_once(once, output, ctx).await
+        tools.write_once(once, output, ctx).await
     }
 }

@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::Pager;
-use super::{CallContext, DeadlineClass, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Organization, PageAfter};
+use crate::domain::{DomainError, Locale, Organization, PageAfter};
 use crate::present;
 use crate::store::Store;
 
@@ -45,19 +45,27 @@ pub struct OrganizationsListOutput {
     pub organizations: Vec<Organization>,
 }
 
-impl<S: Store, A: Access> Tools<S, A> {
-    pub async fn organizations_list(
-        &self,
+/// `chataigne_organizations_list`, declared by [`SPEC`].
+pub struct OrganizationsList;
+
+impl Tool for OrganizationsList {
+    type Input = OrganizationsListInput;
+    type Output = OrganizationsListOutput;
+    type Reply = ToolOutput<OrganizationsListOutput>;
+    const SPEC: ToolSpec = SPEC;
+
+    async fn run<S: Store, A: Access>(
+        tools: &Tools<S, A>,
         input: OrganizationsListInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<OrganizationsListOutput>, DomainError> {
-        let (principal, scope) = self.access.resolve(&ctx.credential, SPEC.scope).await?;
-        let pager = Pager::new(SPEC.name, &input, &principal, &self.cursors, ctx);
+        let (principal, scope) = tools.access.resolve(&ctx.credential, SPEC.scope).await?;
+        let pager = Pager::new(SPEC.name, &input, &principal, &tools.cursors, ctx);
         let page = pager.request(input.limit, input.cursor.as_deref())?;
         let records = if scope.is_empty() {
             Vec::new()
         } else {
-            self.store.list_organizations(&scope, &page).await?
+            tools.store.list_organizations(&scope, &page).await?
         };
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.name.clone(),
@@ -65,7 +73,7 @@ impl<S: Store, A: Access> Tools<S, A> {
         });
         let organizations: Vec<Organization> =
             records.into_iter().map(present::organization).collect();
-        let mut text = if ctx.locale == "fr" {
+        let mut text = if ctx.locale == Locale::Fr {
             format!("{} organisation(s).", organizations.len())
         } else {
             format!("{} organization(s).", organizations.len())

@@ -97,7 +97,33 @@ pub fn listed_input_schema(validated: &Value, offered: &Offered) -> Value {
             property.insert("enum".into(), json!(values));
         }
     }
+    mirror_tenant_arguments(&mut listed);
     listed
+}
+
+/// The tenant arguments and the header each is mirrored in (`x-mcp-header`):
+/// clients of MCP revisions that mirror arguments send them as
+/// `Mcp-Param-{header}`, so that the edge can tell the tenant before reading
+/// the body (the gateway checks header and body agree; authorization stays
+/// the live check of the real owner here).
+pub const TENANT_HEADERS: &[(&str, &str)] = &[
+    ("organization_id", "OrganizationId"),
+    ("location_id", "LocationId"),
+];
+
+/// Marks the top-level tenant arguments of a listed schema with the header
+/// they are mirrored in.
+fn mirror_tenant_arguments(listed: &mut Value) {
+    let Some(Value::Object(properties)) = listed.get_mut("properties") else {
+        return;
+    };
+    for (argument, header) in TENANT_HEADERS {
+        if let Some(Value::Object(property)) = properties.get_mut(*argument)
+            && property.get("type").and_then(Value::as_str) == Some("string")
+        {
+            property.insert("x-mcp-header".into(), json!(header));
+        }
+    }
 }
 
 /// Applies `visit` to `schema` and every subschema, parents first.

@@ -57,7 +57,7 @@ pub fn tools<S: Store>(store: S, user: &'static str) -> Tools<S, AllowAll> {
 pub fn context(now_ms: i64) -> CallContext {
     CallContext {
         credential: Credential("assertion".into()),
-        locale: "en",
+        locale: chataigne_tools::domain::Locale::En,
         now_ms,
     }
 }

@@ -1,6 +1,8 @@
 //! Lints every tool declaration against the catalogue rules: names, flat
 //! strict input schemas, output schemas, explicit annotations, descriptions
-//! without imperatives or other products' names, and a typed RPC that exists.
+//! without imperatives or other products' names, and a typed RPC that exists;
+//! and every typed service of the contracts against its declaration: each RPC
+//! runs its catalogue tool through the runner, or is a listed non-tool RPC.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use chataigne_tools::tools::{ToolKind, build_catalog};
@@ -47,6 +49,157 @@ fn every_tool_names_an_existing_typed_rpc_and_every_rpc_has_a_tool() {
             catalog.iter().any(|e| e.spec.rpc == rpc),
             "{rpc} has no MCP tool"
         );
+    }
+}
+
+const PACKAGE: &str = "chataigne.tools.v1";
+
+/// The RPCs of the package that run no single catalogue tool, with why.
+const NON_TOOL_RPCS: &[(&str, &str)] = &[
+    (
+        "ToolCatalog/ListTools",
+        "lists the catalogue and the write switch; runs no tool",
+    ),
+    (
+        "ToolCatalog/CallTool",
+        "the MCP bridge: runs the named tool through the runner's deadline and the \
+         catalogue's write gate, by the tool's kind",
+    ),
+];
+
+/// `ListOrganizations` → `list_organizations`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The source of every file of `src/grpc`, whitespace collapsed to single
+/// spaces, by file name.
+fn grpc_sources() -> Vec<(String, String)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/grpc");
+    let mut sources: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                flat,
+            )
+        })
+        .collect();
+    sources.sort();
+    sources
+}
+
+/// Every typed service of the contracts is declared once with
+/// `typed_service!`, which generates each method as the runner running the
+/// catalogue tool whose declared RPC it is; no service of the package is
+/// implemented by hand but the MCP bridge, whose RPCs are listed with why.
+#[test]
+fn every_typed_rpc_runs_its_catalogue_tool_through_the_runner() {
+    let set = FileDescriptorSet::decode(chataigne_proto::FILE_DESCRIPTOR_SET).unwrap();
+    let catalog = build_catalog().unwrap();
+    let sources = grpc_sources();
+    let mut checked = 0;
+    for file in set.file.iter().filter(|f| f.package() == PACKAGE) {
+        for service in &file.service {
+            let name = service.name();
+            let non_tool: Vec<&str> = NON_TOOL_RPCS
+                .iter()
+                .filter(|(rpc, reason)| rpc.starts_with(&format!("{name}/")) && !reason.is_empty())
+                .map(|(rpc, _)| *rpc)
+                .collect();
+            if !non_tool.is_empty() {
+                for method in &service.method {
+                    let rpc = format!("{name}/{}", method.name());
+                    assert!(non_tool.contains(&rpc.as_str()), "{rpc} is not listed");
+                }
+                continue;
+            }
+            let header = format!("serves {}_server::{name} {{", snake(name));
+            let declarations: Vec<&(String, String)> = sources
+                .iter()
+                .filter(|(_, source)| source.contains(&header))
+                .collect();
+            let [(file_name, source)] = declarations.as_slice() else {
+                panic!(
+                    "{name} is declared {} times with typed_service!",
+                    declarations.len()
+                );
+            };
+            let start = source.find(&header).unwrap();
+            let block = &source[start..];
+            let block = &block[..block.find("} }").unwrap_or(block.len())];
+            assert_eq!(
+                block.matches(" => ").count(),
+                service.method.len(),
+                "{file_name}: {name} declares exactly the RPCs of the contracts"
+            );
+            for method in &service.method {
+                let rpc = format!("{PACKAGE}.{name}/{}", method.name());
+                let entry = catalog
+                    .iter()
+                    .find(|entry| entry.spec.rpc == rpc)
+                    .unwrap_or_else(|| panic!("{rpc} is the RPC of no catalogue tool"));
+                let short = |path: &str| path.rsplit('.').next().unwrap_or_default().to_owned();
+                let line = format!(
+                    "{}: {} => {:?} -> {} {{",
+                    snake(method.name()),
+                    short(method.input_type()),
+                    entry.id,
+                    short(method.output_type()),
+                );
+                assert!(
+                    block.contains(&line),
+                    "{file_name} declares `{line}` for {rpc} ({})",
+                    entry.spec.name
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 22, "the typed services were read: {checked}");
+    let services: Vec<&str> = set
+        .file
+        .iter()
+        .filter(|f| f.package() == PACKAGE)
+        .flat_map(|f| f.service.iter().map(|s| s.name()))
+        .collect();
+    for (file_name, source) in &sources {
+        let mut rest = source.as_str();
+        while let Some(at) = rest.find("_server::") {
+            let after = &rest[at + "_server::".len()..];
+            let trait_name: String = after
+                .chars()
+                .take_while(char::is_ascii_alphanumeric)
+                .collect();
+            let before = &rest[..at];
+            // The `impl … for` this trait name is part of, if any.
+            let is_impl = [before.rfind("impl<"), before.rfind("impl ")]
+                .into_iter()
+                .flatten()
+                .max()
+                .is_some_and(|i| !before[i..].contains(['{', ';']));
+            if is_impl && services.contains(&trait_name.as_str()) {
+                assert_eq!(
+                    trait_name, "ToolCatalog",
+                    "{file_name} implements {trait_name} by hand: declare it with typed_service!"
+                );
+            }
+            rest = after;
+        }
     }
 }
 

@@ -1,22 +1,23 @@
-//! Presentation of stored records: times as ISO 8601 with the location's UTC
-//! offset, money with a display string in the caller's locale, statuses parsed.
+//! Presentation of stored records, in one place for every tool: times as
+//! ISO 8601 with the location's UTC offset, money with a display string in
+//! the caller's locale, statuses parsed and labelled. This module holds
+//! times, tenants and orders; `venue` a location's intake, settings, catalog,
+//! discounts and integrations; `customer` customers and conversations.
+
+mod customer;
+mod venue;
+
+pub use customer::{conversation, customer, message};
+pub use venue::{catalog_item, discount, integration, location_status, settings};
 
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 
 use crate::domain::{
-    Address, DomainError, Fulfillment, Location, Money, Order, OrderLine, OrderStatus, Organization,
+    Address, DomainError, Fulfillment, Locale, Location, Money, Order, OrderLine, OrderStatus,
+    Organization,
 };
 use crate::store::{LocationRecord, OrderLineRecord, OrderRecord, OrganizationRecord};
-
-/// Locales with translated display strings; anything else falls back to English.
-pub fn normalize_locale(locale: &str) -> &'static str {
-    if locale.to_ascii_lowercase().starts_with("fr") {
-        "fr"
-    } else {
-        "en"
-    }
-}
 
 /// `ms` as ISO 8601 in `timezone` (UTC when the zone is unknown).
 pub fn timestamp(ms: i64, timezone: &str) -> String {
@@ -71,7 +72,7 @@ pub fn location(record: LocationRecord) -> Location {
 pub fn order(
     record: OrderRecord,
     lines: Vec<OrderLineRecord>,
-    locale: &str,
+    locale: Locale,
 ) -> Result<Order, DomainError> {
     let status = OrderStatus::parse(&record.status)
         .ok_or_else(|| DomainError::Internal(format!("unknown order status {}", record.status)))?;

@@ -1,12 +1,10 @@
-//! What the location, settings, catalog, discount and integration tools
-//! share: resolving and authorizing a location, and presenting stored rows
-//! (effective states, money in the caller's locale, times with the
-//! location's UTC offset).
+//! Presentation of the stored rows of a location: its order intake,
+//! settings, catalog items, discounts and integrations (effective states,
+//! money in the caller's locale, times with the location's UTC offset).
 
 use serde::de::DeserializeOwned;
 
-use super::{CallContext, Tools};
-use crate::access::{Access, Principal};
+use super::timestamp;
 use crate::domain::labels::labels_of;
 use crate::domain::settings_sections::{
     AiSettings, DeliverySettingsStored, LoyaltySettingsStored, NotificationSettings, OpeningHours,
@@ -14,45 +12,22 @@ use crate::domain::settings_sections::{
 };
 use crate::domain::{
     Availability, CatalogItem, Discount, DiscountKind, DiscountStatus, DomainError, IntakeStatus,
-    Integration, IntegrationHealth, IntegrationKind, LocationSettings, LocationStatus, Money,
-    PauseReason, SettingsSection, in_force, percent_display,
+    Integration, IntegrationHealth, IntegrationKind, Locale, LocationSettings, LocationStatus,
+    Money, PauseReason, SettingsSection, in_force, percent_display,
 };
-use crate::present::timestamp;
 use crate::store::{
     CatalogItemRecord, DiscountRecord, IntegrationRecord, LocationRecord, LocationStatusRecord,
-    Owner, SettingsRecord, Store,
+    SettingsRecord,
 };
-
-impl<S: Store, A: Access> Tools<S, A> {
-    /// The real owner of `location_id`, after checking `permission` on it.
-    /// An unknown location is refused exactly like another tenant's.
-    pub(super) async fn authorize_location(
-        &self,
-        location_id: &str,
-        permission: &str,
-        ctx: &CallContext,
-    ) -> Result<(Owner, Principal), DomainError> {
-        let owner = self
-            .store
-            .location_owner(location_id)
-            .await?
-            .ok_or(DomainError::Forbidden)?;
-        let principal = self
-            .access
-            .authorize(&ctx.credential, permission, &owner)
-            .await?;
-        Ok((owner, principal))
-    }
-}
 
 fn corrupt(what: &str, value: &str) -> DomainError {
     DomainError::Internal(format!("unknown stored {what} {value}"))
 }
 
-pub(super) fn location_status(
+pub fn location_status(
     record: LocationStatusRecord,
     now_ms: i64,
-    locale: &str,
+    locale: Locale,
 ) -> Result<LocationStatus, DomainError> {
     let stored =
         IntakeStatus::parse(&record.status).ok_or_else(|| corrupt("status", &record.status))?;
@@ -78,10 +53,10 @@ pub(super) fn location_status(
     })
 }
 
-pub(super) fn catalog_item(
+pub fn catalog_item(
     record: CatalogItemRecord,
     now_ms: i64,
-    locale: &str,
+    locale: Locale,
 ) -> Result<CatalogItem, DomainError> {
     let stored = Availability::parse(&record.availability)
         .ok_or_else(|| corrupt("availability", &record.availability))?;
@@ -105,11 +80,11 @@ pub(super) fn catalog_item(
     })
 }
 
-pub(super) fn discount(
+pub fn discount(
     record: DiscountRecord,
     location: &LocationRecord,
     now_ms: i64,
-    locale: &str,
+    locale: Locale,
 ) -> Result<Discount, DomainError> {
     let kind = DiscountKind::parse(&record.kind).ok_or_else(|| corrupt("kind", &record.kind))?;
     let status =
@@ -148,10 +123,10 @@ pub(super) fn discount(
     })
 }
 
-pub(super) fn integration(
+pub fn integration(
     record: IntegrationRecord,
     timezone: &str,
-    locale: &str,
+    locale: Locale,
 ) -> Result<Integration, DomainError> {
     let kind = IntegrationKind::parse(&record.kind).ok_or_else(|| corrupt("kind", &record.kind))?;
     let health = IntegrationHealth::from_stored(&record.health)
@@ -174,10 +149,10 @@ fn body<T: DeserializeOwned>(record: &SettingsRecord) -> Result<T, DomainError> 
 }
 
 /// The stored sections of `location`, presented; sections not in `records` stay absent.
-pub(super) fn settings(
+pub fn settings(
     location: LocationRecord,
     records: &[SettingsRecord],
-    locale: &str,
+    locale: Locale,
 ) -> Result<LocationSettings, DomainError> {
     let currency = location.currency.as_str();
     let mut out = LocationSettings::default();

@@ -1,11 +1,11 @@
 //! Presentation of stored customers and conversations: contact details
 //! masked, times with the relevant location's UTC offset, statuses parsed.
 
+use super::timestamp;
 use crate::domain::{
-    ConversationChannel, ConversationStatus, ConversationSummary, Customer, DomainError,
+    ConversationChannel, ConversationStatus, ConversationSummary, Customer, DomainError, Locale,
     SenderKind, TranscriptMessage, mask_email, mask_phone,
 };
-use crate::present::timestamp;
 use crate::store::{ConversationRecord, CustomerRecord, MessageRecord};
 
 pub fn customer(record: CustomerRecord) -> Customer {
@@ -27,7 +27,7 @@ pub fn customer(record: CustomerRecord) -> Customer {
 
 pub fn conversation(
     record: ConversationRecord,
-    locale: &str,
+    locale: Locale,
 ) -> Result<ConversationSummary, DomainError> {
     let channel = ConversationChannel::parse(&record.channel)
         .ok_or_else(|| DomainError::Internal(format!("unknown channel {}", record.channel)))?;
@@ -64,7 +64,7 @@ pub fn conversation(
 pub fn message(
     record: MessageRecord,
     timezone: &str,
-    locale: &str,
+    locale: Locale,
 ) -> Result<TranscriptMessage, DomainError> {
     let sender = SenderKind::parse(&record.sender)
         .ok_or_else(|| DomainError::Internal(format!("unknown sender {}", record.sender)))?;

@@ -2,7 +2,7 @@
 //! gRPC latency by RPC and outcome
 //! code, authentication and authorization failures by reason, OAuth HTTP
 //! requests and their `error` codes, sign-in failures, and the database pool
-//! read at scrape time. Served on `metrics_listen` when configured.
+//! and the process's ES256 operations read at scrape time. Served on `metrics_listen` when configured.
 //!
 //! Label values are bounded: RPC names, route templates, codes and reasons
 //! from fixed lists. Never tokens, codes, emails or ids.
@@ -30,6 +30,8 @@ pub struct AuthMetrics {
     sign_in_failures: IntCounter,
     connections_closed: IntCounterVec,
     pool: PoolGauges,
+    /// ES256 signatures and verifications of the process, at each scrape.
+    jws: metrics::JwsCounters,
 }
 
 /// Why a call was refused, as counted; `None` for failures that are not a
@@ -88,6 +90,7 @@ impl AuthMetrics {
                 &["reason"],
             )?,
             pool: PoolGauges::register(&registry, "chataigne_auth")?,
+            jws: metrics::JwsCounters::register(&registry, "chataigne_auth")?,
             registry,
         })
     }
@@ -139,6 +142,7 @@ pub struct Scrape {
 impl Exposition for Scrape {
     fn render(&self) -> String {
         self.metrics.pool.set(self.core.store().pool_stats());
+        self.metrics.jws.sync();
         self.metrics.render()
     }
 }

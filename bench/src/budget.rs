@@ -21,6 +21,9 @@ pub struct Sample {
     pub pg_rows: Option<u64>,
     /// RPCs served by the auth-service and the tool-service.
     pub grpc_calls: Option<u64>,
+    /// ES256 signatures made and verified by the services (their metrics).
+    pub signatures: Option<u64>,
+    pub verifications: Option<u64>,
 }
 
 /// Where the counters are read.
@@ -37,12 +40,17 @@ pub struct Probe {
 /// Clock ticks per second of `/proc/<pid>/stat` (USER_HZ, 100 on Linux).
 const TICKS_PER_SECOND: f64 = 100.0;
 
+/// The fields of `/proc/<pid>/stat` after the command name (which is in
+/// parentheses and may hold spaces): the line's field 3 is at index 0.
+pub fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    Some(rest.split_whitespace().map(str::to_owned).collect())
+}
+
 /// utime + stime of `pid`, in ticks.
 fn process_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let fields = stat_fields(pid)?;
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
@@ -124,6 +132,30 @@ async fn pg_counters(url: &str) -> Option<(u64, u64)> {
     Some((u64::try_from(xacts).ok()?, u64::try_from(rows).ok()?))
 }
 
+/// The value of every sample of the counter `name` (any labels) in a
+/// Prometheus text page, summed.
+fn counter_in(page: &str, name: &str) -> u64 {
+    page.lines()
+        .filter(|line| {
+            line.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('{'))
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .map(|value| value as u64)
+        .sum()
+}
+
+/// ES256 `(signatures, verifications)` in a service's metrics page.
+pub fn jws_operations_in(page: &str) -> (u64, u64) {
+    let both = |suffix: &str| {
+        ["chataigne_auth", "chataigne_tools"]
+            .iter()
+            .map(|prefix| counter_in(page, &format!("{prefix}_jws_{suffix}_total")))
+            .sum()
+    };
+    (both("signatures"), both("verifications"))
+}
+
 /// The `_count` samples of the RPC histograms in a Prometheus text page.
 pub fn grpc_calls_in(page: &str) -> u64 {
     page.lines()
@@ -155,11 +187,15 @@ impl Probe {
             None => (None, None),
         };
         let mut grpc_calls = None;
+        let (mut signatures, mut verifications) = (None, None);
         for url in &self.metrics {
             if let Ok(response) = self.client.get(url).send().await
                 && let Ok(page) = response.text().await
             {
                 *grpc_calls.get_or_insert(0) += grpc_calls_in(&page);
+                let (signed, verified) = jws_operations_in(&page);
+                *signatures.get_or_insert(0) += signed;
+                *verifications.get_or_insert(0) += verified;
             }
         }
         Sample {
@@ -168,6 +204,8 @@ impl Probe {
             pg_xacts,
             pg_rows,
             grpc_calls,
+            signatures,
+            verifications,
         }
     }
 }
@@ -181,6 +219,8 @@ pub struct Budget {
     pub pg_xacts: Option<f64>,
     pub pg_rows: Option<f64>,
     pub grpc: Option<f64>,
+    pub signatures: Option<f64>,
+    pub verifications: Option<f64>,
 }
 
 impl Budget {
@@ -201,6 +241,8 @@ impl Budget {
             pg_xacts: per(before.pg_xacts, after.pg_xacts),
             pg_rows: per(before.pg_rows, after.pg_rows),
             grpc: per(before.grpc_calls, after.grpc_calls),
+            signatures: per(before.signatures, after.signatures),
+            verifications: per(before.verifications, after.verifications),
         }
     }
 
@@ -225,7 +267,8 @@ impl Budget {
         parts.push(count("Redis cmds", self.redis));
         parts.push(count("SQL xacts", self.pg_xacts));
         parts.push(count("rows read", self.pg_rows));
-        parts.push("signatures n/a".to_owned());
+        parts.push(count("ES256 signed", self.signatures));
+        parts.push(count("verified", self.verifications));
         parts.join(" · ")
     }
 }
@@ -243,6 +286,10 @@ mod tests {
                     chataigne_tools_tool_call_duration_seconds_count{tool=\"a\"} 5\n\
                     chataigne_tools_tool_call_duration_seconds_sum{tool=\"a\"} 0.5\n";
         assert_eq!(grpc_calls_in(page), 12);
+        let metrics = "chataigne_auth_jws_signatures_total 40\nchataigne_auth_jws_verifications_total 3\n\
+                       chataigne_tools_jws_verifications_total{x=\"y\"} 38\n\
+                       chataigne_tools_jws_verifications_totalish 1000\n";
+        assert_eq!(jws_operations_in(metrics), (40, 41));
     }
 
     #[test]

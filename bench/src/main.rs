@@ -456,56 +456,53 @@ async fn bench(args: Args) -> anyhow::Result<()> {
             ),
         },
     ];
-    let mut rmcp_index = None;
+    // The single-process peers, on the same query: each is probed once
+    // (its answer size printed beside the stack's) and measured with the
+    // processes that serve it.
+    let mut peer_targets = Vec::new();
     if let Some(peer) = &rmcp_peer {
-        let target = McpHttp::new(client.clone(), &peer.url, None, read.clone());
-        let body = target.probe().await.context("rmcp peer probe")?;
-        eprintln!(
-            "answer sizes: full stack {} bytes, rmcp peer {} bytes",
-            answer.len(),
-            body.len()
-        );
-        rmcp_index = Some(targets.len());
-        targets.push(Target {
-            label: format!("rmcp (Rust MCP SDK) server · {}", read.name),
-            kind: TargetKind::Http(target),
-            reference: 0,
-            probe: probe(
-                &args,
-                &client,
-                &tools_url,
-                &stack,
-                vec![("rmcp peer".to_owned(), peer.pid())],
-                false,
-            ),
-        });
+        peer_targets.push((
+            "rmcp peer",
+            format!("rmcp (Rust MCP SDK) server · {}", read.name),
+            peer.url.clone(),
+            vec![("rmcp peer".to_owned(), peer.pid())],
+        ));
     }
-    let mut python_index = None;
     if let Some(peer) = &python_peer {
-        let target = McpHttp::new(client.clone(), &peer.url, None, read.clone());
-        let body = target.probe().await.context("Python peer probe")?;
+        peer_targets.push((
+            "Python peer",
+            format!("Python MCP SDK server · {}", read.name),
+            peer.url.clone(),
+            // Its worker processes are members of its process group.
+            peer.processes()
+                .into_iter()
+                .map(|pid| ("Python peer".to_owned(), pid))
+                .collect(),
+        ));
+    }
+    let (mut rmcp_index, mut python_index) = (None, None);
+    for (name, label, url, pids) in peer_targets {
+        let target = McpHttp::new(client.clone(), &url, None, read.clone());
+        let body = target
+            .probe()
+            .await
+            .with_context(|| format!("{name} probe"))?;
         eprintln!(
-            "answer sizes: full stack {} bytes, Python peer {} bytes",
+            "answer sizes: full stack {} bytes, {name} {} bytes",
             answer.len(),
             body.len()
         );
-        python_index = Some(targets.len());
+        let index = Some(targets.len());
+        if name == "rmcp peer" {
+            rmcp_index = index;
+        } else {
+            python_index = index;
+        }
         targets.push(Target {
-            label: format!("Python MCP SDK server · {}", read.name),
+            label,
             kind: TargetKind::Http(target),
             reference: 0,
-            probe: probe(
-                &args,
-                &client,
-                &tools_url,
-                &stack,
-                // Its worker processes are members of its process group.
-                peer.processes()
-                    .into_iter()
-                    .map(|pid| ("Python peer".to_owned(), pid))
-                    .collect(),
-                false,
-            ),
+            probe: probe(&args, &client, &tools_url, &stack, pids, false),
         });
     }
 

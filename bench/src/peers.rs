@@ -120,9 +120,7 @@ impl PeerProcess {
 
 /// The process group of `pid` (field 5 of `/proc/<pid>/stat`).
 fn process_group(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(2)?.parse().ok()
+    crate::budget::stat_fields(pid)?.get(2)?.parse().ok()
 }
 
 impl Drop for PeerProcess {

@@ -8,7 +8,9 @@
 //! must never restart a pod because a shared database is down.
 
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Mutex, watch};
@@ -104,48 +106,43 @@ where
 async fn follow<P, F>(
     reporter: HealthReporter,
     draining: Arc<Mutex<bool>>,
-    mut probe: P,
+    probe: P,
     mut stopped: watch::Receiver<()>,
 ) where
     P: FnMut() -> F + Send,
     F: Future<Output = Option<bool>> + Send + 'static,
 {
-    let mut every = tokio::time::interval(PROBE_EVERY);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut serving = true;
-    loop {
-        tokio::select! {
-            _ = every.tick() => {}
-            _ = stopped.changed() => return,
+    let serving = Arc::new(AtomicBool::new(true));
+    let stop = async move {
+        let _ = stopped.changed().await;
+    };
+    crate::probe::every(PROBE_EVERY, PROBE_TIMEOUT, stop, probe, |up| {
+        let (reporter, draining, serving) = (reporter.clone(), draining.clone(), serving.clone());
+        async move {
+            if up == serving.load(Ordering::Relaxed) {
+                return ControlFlow::Continue(());
+            }
+            // Checked under the lock shutdown takes: never SERVING once draining.
+            let draining = draining.lock().await;
+            if *draining {
+                return ControlFlow::Break(());
+            }
+            serving.store(up, Ordering::Relaxed);
+            if up {
+                tracing::info!("database answers again: health SERVING");
+                reporter
+                    .set_service_status(OVERALL, ServingStatus::Serving)
+                    .await;
+            } else {
+                tracing::warn!("database does not answer: health NOT_SERVING");
+                reporter
+                    .set_service_status(OVERALL, ServingStatus::NotServing)
+                    .await;
+            }
+            ControlFlow::Continue(())
         }
-        let verdict = tokio::select! {
-            up = tokio::time::timeout(PROBE_TIMEOUT, probe()) => up.unwrap_or(Some(false)),
-            _ = stopped.changed() => return,
-        };
-        let Some(up) = verdict else {
-            continue;
-        };
-        if up == serving {
-            continue;
-        }
-        // Checked under the lock shutdown takes: never SERVING once draining.
-        let draining = draining.lock().await;
-        if *draining {
-            return;
-        }
-        serving = up;
-        if up {
-            tracing::info!("database answers again: health SERVING");
-            reporter
-                .set_service_status(OVERALL, ServingStatus::Serving)
-                .await;
-        } else {
-            tracing::warn!("database does not answer: health NOT_SERVING");
-            reporter
-                .set_service_status(OVERALL, ServingStatus::NotServing)
-                .await;
-        }
-    }
+    })
+    .await;
 }
 
 #[cfg(test)]

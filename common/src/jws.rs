@@ -4,6 +4,8 @@
 //! byte-compatible with those of the `jsonwebtoken` crate (base64url without
 //! padding of the serde JSON header and claims, 64-byte fixed signature).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use aws_lc_rs::digest::{SHA256, digest as sha256};
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{
@@ -30,6 +32,28 @@ pub enum JwsError {
     /// Serialising or signing failed.
     #[error("signing failed")]
     Signing,
+}
+
+/// ES256 signatures made by this process.
+static SIGNATURES: AtomicU64 = AtomicU64::new(0);
+/// ES256 signatures verified (or refused) by this process.
+static VERIFICATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// How many ES256 signatures this process has made and verified since it
+/// started: the asymmetric cost of trust between the services, exported by
+/// each service's metrics (the services of one process share the counts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Operations {
+    pub signatures: u64,
+    pub verifications: u64,
+}
+
+/// The counts so far.
+pub fn operations() -> Operations {
+    Operations {
+        signatures: SIGNATURES.load(Ordering::Relaxed),
+        verifications: VERIFICATIONS.load(Ordering::Relaxed),
+    }
 }
 
 /// Signs with one P-256 private key, parsed once.
@@ -75,6 +99,7 @@ impl Es256Signer {
             .pair
             .sign(&self.rng, token.as_bytes())
             .map_err(|_| JwsError::Signing)?;
+        SIGNATURES.fetch_add(1, Ordering::Relaxed);
         token.push('.');
         URL_SAFE_NO_PAD.encode_string(signature.as_ref(), &mut token);
         Ok(token)
@@ -121,6 +146,7 @@ impl Es256Verifier {
         let signature = URL_SAFE_NO_PAD
             .decode(signature)
             .map_err(|_| JwsError::Malformed)?;
+        VERIFICATIONS.fetch_add(1, Ordering::Relaxed);
         self.0
             .verify_sig(signed.as_bytes(), &signature)
             .map_err(|_| JwsError::BadSignature)?;
@@ -175,6 +201,19 @@ mod tests {
         assert_eq!(payload, json!({"sub": "u"}));
         let header: Value = header(&token).unwrap();
         assert_eq!(header["kid"], "k");
+    }
+
+    #[test]
+    fn signatures_and_verifications_are_counted() {
+        let signer = signer();
+        let verifier = Es256Verifier::from_point(signer.public_point()).unwrap();
+        let before = operations();
+        let token = signer.sign(&json!({"alg": "ES256"}), &json!({})).unwrap();
+        verifier.verify(&token).unwrap();
+        let after = operations();
+        // Other tests of this process sign and verify too: at least ours.
+        assert!(after.signatures > before.signatures);
+        assert!(after.verifications > before.verifications);
     }
 
     #[test]

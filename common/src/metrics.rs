@@ -62,6 +62,42 @@ pub fn counter(registry: &Registry, name: &str, help: &str) -> prometheus::Resul
     Ok(counter)
 }
 
+/// The process's ES256 operations (`crate::jws::operations`) as two
+/// counters, brought up to date at each scrape.
+pub struct JwsCounters {
+    signatures: IntCounter,
+    verifications: IntCounter,
+}
+
+impl JwsCounters {
+    /// Registers `<prefix>_jws_signatures_total` and
+    /// `<prefix>_jws_verifications_total`.
+    pub fn register(registry: &Registry, prefix: &str) -> prometheus::Result<JwsCounters> {
+        Ok(JwsCounters {
+            signatures: counter(
+                registry,
+                &format!("{prefix}_jws_signatures_total"),
+                "ES256 signatures made by this process (services sharing a process share it).",
+            )?,
+            verifications: counter(
+                registry,
+                &format!("{prefix}_jws_verifications_total"),
+                "ES256 signatures verified by this process (services sharing a process share it).",
+            )?,
+        })
+    }
+
+    /// Catches the counters up with the process's counts.
+    pub fn sync(&self) {
+        let now = crate::jws::operations();
+        let catch_up = |counter: &IntCounter, total: u64| {
+            counter.inc_by(total.saturating_sub(counter.get()));
+        };
+        catch_up(&self.signatures, now.signatures);
+        catch_up(&self.verifications, now.verifications);
+    }
+}
+
 /// Registers a gauge without labels.
 pub fn gauge(registry: &Registry, name: &str, help: &str) -> prometheus::Result<IntGauge> {
     let gauge = IntGauge::new(name, help)?;

@@ -21,6 +21,7 @@ pub mod store;
 pub mod tools;
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,7 +35,7 @@ pub use config::Config;
 use crate::access::AuthServiceAccess;
 use crate::cursor::CursorCodec;
 use crate::metrics::ToolMetrics;
-use crate::store::{PgStore, SqliteStore, Store, StoreOptions};
+use crate::store::{Backend, PgStore, SqlStore, SqliteStore, Store, StoreOptions};
 use crate::tools::Tools;
 
 /// The listeners the service serves on, bound by the caller.
@@ -48,17 +49,77 @@ pub struct Listeners {
 /// A tool-service ready to serve: store opened and migrated, demo data loaded
 /// when asked, catalogue built.
 pub struct ToolService {
-    tools: Served,
+    tools: Box<dyn Served>,
     /// Limits of the gRPC server stack (`chataigne_common::grpc_server`).
     grpc_limits: chataigne_common::grpc_server::GrpcServerLimits,
     /// TLS of the gRPC listener, certificates re-read when they change.
     tls: Option<chataigne_common::tls::Acceptor>,
 }
 
-/// The tools on the configured store.
-enum Served {
-    Postgres(Tools<PgStore, AuthServiceAccess>),
-    Sqlite(Tools<SqliteStore, AuthServiceAccess>),
+/// The tools on the configured store: the one boundary where the backend,
+/// chosen at start-up, is erased; every call inside runs on the concrete store.
+trait Served: Send {
+    /// The operator's handle on the same database.
+    fn operator(&self) -> ops::Operator;
+
+    /// This service's metrics, reading the database pool at each scrape.
+    fn metrics(&self) -> anyhow::Result<ToolMetrics>;
+
+    /// Serves both gRPC services on `listener` until `shutdown` resolves.
+    fn serve(
+        self: Box<Self>,
+        metrics: Arc<ToolMetrics>,
+        limits: chataigne_common::grpc_server::GrpcServerLimits,
+        listener: (TcpListener, Option<chataigne_common::tls::Acceptor>),
+        shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
+    ) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>>;
+}
+
+impl<B: Backend> Served for Tools<SqlStore<B>, AuthServiceAccess>
+where
+    SqlStore<B>: Operated,
+{
+    fn operator(&self) -> ops::Operator {
+        self.store().operator()
+    }
+
+    fn metrics(&self) -> anyhow::Result<ToolMetrics> {
+        let pool = self.store().pool().clone();
+        Ok(ToolMetrics::new(
+            self.catalog(),
+            Box::new(move || PoolStats::of(&pool)),
+        )?)
+    }
+
+    fn serve(
+        self: Box<Self>,
+        metrics: Arc<ToolMetrics>,
+        limits: chataigne_common::grpc_server::GrpcServerLimits,
+        listener: (TcpListener, Option<chataigne_common::tls::Acceptor>),
+        shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
+    ) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>> {
+        let tools = *self;
+        Box::pin(async move {
+            grpc::serve_measured(tools, metrics, &limits, listener, shutdown).await
+        })
+    }
+}
+
+/// A store the operator commands can open a handle on.
+trait Operated {
+    fn operator(&self) -> ops::Operator;
+}
+
+impl Operated for PgStore {
+    fn operator(&self) -> ops::Operator {
+        ops::Operator::postgres(self.clone())
+    }
+}
+
+impl Operated for SqliteStore {
+    fn operator(&self) -> ops::Operator {
+        ops::Operator::sqlite(self.clone())
+    }
 }
 
 impl ToolService {
@@ -73,19 +134,21 @@ impl ToolService {
         };
         let url = config.database.url();
         let database = format!("database {}", startup::redacted_url(url));
-        let tools = if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            let store = startup::retry(&database, &config.startup, || {
-                PgStore::connect(url, &options)
-            })
-            .await?;
-            Served::Postgres(prepare(config, store).await?)
-        } else {
-            let store = startup::retry(&database, &config.startup, || {
-                SqliteStore::connect(url, &options)
-            })
-            .await?;
-            Served::Sqlite(prepare(config, store).await?)
-        };
+        let backend = config.database.backend();
+        let tools: Box<dyn Served> =
+            if backend == Some(chataigne_common::database::Backend::Postgres) {
+                let store = startup::retry(&database, &config.startup, || {
+                    PgStore::connect(url, &options)
+                })
+                .await?;
+                Box::new(prepare(config, store).await?)
+            } else {
+                let store = startup::retry(&database, &config.startup, || {
+                    SqliteStore::connect(url, &options)
+                })
+                .await?;
+                Box::new(prepare(config, store).await?)
+            };
         Ok(ToolService {
             tools,
             grpc_limits: config.grpc_server.clone(),
@@ -96,10 +159,7 @@ impl ToolService {
     /// The operator's handle on this service's run-time flags (the write
     /// switch), over the same database.
     pub fn operator(&self) -> ops::Operator {
-        match &self.tools {
-            Served::Postgres(tools) => ops::Operator::postgres(tools.store().clone()),
-            Served::Sqlite(tools) => ops::Operator::sqlite(tools.store().clone()),
-        }
+        self.tools.operator()
     }
 
     /// Serves both gRPC services, and `/metrics` when its listener is given,
@@ -128,17 +188,11 @@ impl ToolService {
         };
         let limits = self.grpc_limits;
         let tls = self.tls;
+        let served = self
+            .tools
+            .serve(metrics, limits, (grpc_listener, tls), Box::pin(shutdown));
         let grpc = async move {
-            let served = match self.tools {
-                Served::Postgres(tools) => {
-                    let listener = (grpc_listener, tls);
-                    grpc::serve_measured(tools, metrics, &limits, listener, shutdown).await
-                }
-                Served::Sqlite(tools) => {
-                    let listener = (grpc_listener, tls);
-                    grpc::serve_measured(tools, metrics, &limits, listener, shutdown).await
-                }
-            };
+            let served = served.await;
             let _ = stop.send(true);
             served
         };
@@ -148,18 +202,7 @@ impl ToolService {
 
     /// This service's metrics, reading its database pool at each scrape.
     fn metrics(&self) -> anyhow::Result<ToolMetrics> {
-        let (catalog, pool_stats): (_, Box<dyn Fn() -> PoolStats + Send + Sync>) = match &self.tools
-        {
-            Served::Postgres(tools) => {
-                let pool = tools.store().pool().clone();
-                (tools.catalog(), Box::new(move || PoolStats::of(&pool)))
-            }
-            Served::Sqlite(tools) => {
-                let pool = tools.store().pool().clone();
-                (tools.catalog(), Box::new(move || PoolStats::of(&pool)))
-            }
-        };
-        Ok(ToolMetrics::new(catalog, pool_stats)?)
+        self.tools.metrics()
     }
 }
 

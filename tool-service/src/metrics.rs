@@ -2,7 +2,7 @@
 //! latency of every tool call by
 //! tool, surface (`mcp` for `ToolCatalog.CallTool`, `grpc` for the typed
 //! RPC) and outcome code; dependency errors (auth-service, database); the
-//! database pool read at scrape time. The same layer writes the one log line
+//! database pool and the process's ES256 operations read at scrape time. The same layer writes the one log line
 //! of each typed RPC.
 //!
 //! A tower layer on the gRPC server times the typed RPCs (the tool is found
@@ -38,6 +38,8 @@ pub struct ToolMetrics {
     /// 1 while the dependency answers its health probe, 0 while it does not.
     dependency_up: prometheus::IntGaugeVec,
     pool: PoolGauges,
+    /// ES256 verifications (and signatures) of the process, at each scrape.
+    jws: metrics::JwsCounters,
     /// `/<package>.<Service>/<Method>` of each typed RPC → its tool.
     typed: HashMap<String, &'static str>,
     pool_stats: Box<dyn Fn() -> PoolStats + Send + Sync>,
@@ -77,6 +79,7 @@ impl ToolMetrics {
                 .map(|entry| (format!("/{}", entry.spec.rpc), entry.spec.name))
                 .collect(),
             pool_stats,
+            jws: metrics::JwsCounters::register(&registry, "chataigne_tools")?,
             registry,
         };
         for dependency in [Dependency::AuthService, Dependency::Database] {
@@ -110,6 +113,7 @@ impl ToolMetrics {
 impl Exposition for ToolMetrics {
     fn render(&self) -> String {
         self.pool.set((self.pool_stats)());
+        self.jws.sync();
         metrics::render(&self.registry)
     }
 }

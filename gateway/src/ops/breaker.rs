@@ -96,17 +96,19 @@ pub fn spawn_probe<P, F>(
     F: Future<Output = bool> + Send + 'static,
 {
     metrics.dependency_state(breaker.dependency(), !breaker.is_open());
-    tokio::spawn(async move {
-        let mut every = tokio::time::interval(PROBE_EVERY);
-        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = every.tick() => {}
-                _ = stop.wait_for(|stop| *stop) => return,
-            }
-            let ok = tokio::time::timeout(PROBE_TIMEOUT, probe())
-                .await
-                .unwrap_or(false);
+    let stopped = async move {
+        let _ = stop.wait_for(|stop| *stop).await;
+    };
+    let probe = move || {
+        let answered = probe();
+        async move { Some(answered.await) }
+    };
+    tokio::spawn(chataigne_common::probe::every(
+        PROBE_EVERY,
+        PROBE_TIMEOUT,
+        stopped,
+        probe,
+        move |ok| {
             if let Some(up) = breaker.record(ok) {
                 let dependency = breaker.dependency().label();
                 metrics.dependency_state(breaker.dependency(), up);
@@ -119,8 +121,9 @@ pub fn spawn_probe<P, F>(
                     );
                 }
             }
-        }
-    });
+            std::future::ready(std::ops::ControlFlow::Continue(()))
+        },
+    ));
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `AnalyticsStore`: the pre-aggregated daily metrics of each location and
 //! their bucketing by day, week or month, for both backends from one body of
-//! SQL (`impl_analytics_store!`) plus per-dialect bucket expressions.
+//! SQL plus each backend's bucket expressions (`Backend::bucket_start`).
 //!
 //! How the rollup stays current:
 //! - `refresh_daily_metrics` rebuilds it from the orders: it extends each
@@ -21,8 +21,9 @@ use std::time::Duration;
 
 use sqlx::QueryBuilder;
 
+use super::backend::{Backend, Binds, Decodes, Statement};
 use super::local_days::{LocalDay, local_days};
-use super::{PgStore, SqliteStore};
+use super::sql_store::SqlStore;
 use crate::domain::{Bucket, DomainError, MetricSums};
 
 /// Summed counters of one bucket.
@@ -73,38 +74,8 @@ pub trait AnalyticsStore: Send + Sync {
     ) -> impl Future<Output = Result<Vec<MetricsBucketRecord>, DomainError>> + Send;
 }
 
-/// The SQL expression of a bucket's first day from `local_date`.
-trait BucketSql {
-    fn bucket_start(bucket: Bucket) -> &'static str;
-}
-
-impl BucketSql for sqlx::Postgres {
-    fn bucket_start(bucket: Bucket) -> &'static str {
-        match bucket {
-            Bucket::Day => "local_date",
-            Bucket::Week => {
-                "to_char(date_trunc('week', CAST(local_date AS timestamp)), 'YYYY-MM-DD')"
-            }
-            Bucket::Month => {
-                "to_char(date_trunc('month', CAST(local_date AS timestamp)), 'YYYY-MM-DD')"
-            }
-        }
-    }
-}
-
-impl BucketSql for sqlx::Sqlite {
-    fn bucket_start(bucket: Bucket) -> &'static str {
-        match bucket {
-            Bucket::Day => "local_date",
-            // The Monday on or before the date.
-            Bucket::Week => "date(local_date, 'weekday 0', '-6 days')",
-            Bucket::Month => "strftime('%Y-%m-01', local_date)",
-        }
-    }
-}
-
-fn buckets_query<DB: BucketSql>(bucket: Bucket) -> String {
-    let start = DB::bucket_start(bucket);
+fn buckets_query<B: Backend>(bucket: Bucket) -> String {
+    let start = B::bucket_start(bucket);
     format!(
         "SELECT {start} AS bucket_start, \
          CAST(SUM(orders_count) AS BIGINT) AS orders_count, \
@@ -178,63 +149,64 @@ fn calendar(spans: &[(String, String, i64, i64)]) -> Vec<LocalDay> {
         .collect()
 }
 
-macro_rules! impl_analytics_store {
-    ($store:ty, $db:ty) => {
-        impl AnalyticsStore for $store {
-            async fn refresh_daily_metrics(&self) -> Result<(), DomainError> {
-                let spans: Vec<(String, String, i64, i64)> = self
-                    .guard(sqlx::query_as(ORDER_SPANS).fetch_all(self.pool()))
-                    .await?;
-                let days = calendar(&spans);
-                for chunk in days.chunks(DAYS_PER_STATEMENT) {
-                    let mut qb: QueryBuilder<$db> = QueryBuilder::new(
-                        "INSERT INTO location_days (location_id, local_date, start_ms, end_ms) ",
-                    );
-                    qb.push_values(chunk, |mut row, day| {
-                        row.push_bind(day.location_id.clone())
-                            .push_bind(day.local_date.clone())
-                            .push_bind(day.start_ms)
-                            .push_bind(day.end_ms);
-                    });
-                    qb.push(" ON CONFLICT DO NOTHING");
-                    self.guard(qb.build().persistent(false).execute(self.pool()))
-                        .await?;
-                }
-                let rebuild = async {
-                    let mut tx = self.pool().begin().await?;
-                    sqlx::query(CLEAR_ROLLUP).execute(&mut *tx).await?;
-                    sqlx::query(REBUILD_ROLLUP).execute(&mut *tx).await?;
-                    tx.commit().await
-                };
-                self.guard(rebuild).await
-            }
-
-            async fn metrics_buckets(
-                &self,
-                location_id: &str,
-                from: &str,
-                to: &str,
-                bucket: Bucket,
-                timeout: Option<Duration>,
-            ) -> Result<Vec<MetricsBucketRecord>, DomainError> {
-                let sql = buckets_query::<$db>(bucket);
-                let (location_id, from, to) =
-                    (location_id.to_owned(), from.to_owned(), to.to_owned());
-                self.bounded_read(timeout, move |conn| {
-                    Box::pin(async move {
-                        sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                            .bind(location_id)
-                            .bind(from)
-                            .bind(to)
-                            .fetch_all(conn)
-                            .await
-                    })
-                })
-                .await
-            }
-        }
-    };
+/// `INSERT` of calendar rows, skipping those already there.
+fn calendar_statement<B: Backend>(days: &[LocalDay]) -> QueryBuilder<B> {
+    let mut qb =
+        QueryBuilder::new("INSERT INTO location_days (location_id, local_date, start_ms, end_ms) ");
+    qb.push("VALUES ");
+    for (i, day) in days.iter().enumerate() {
+        qb.push(if i == 0 { "(" } else { ", (" });
+        B::bind_text(&mut qb, &day.location_id);
+        qb.push(", ");
+        B::bind_text(&mut qb, &day.local_date);
+        qb.push(", ");
+        B::bind_int(&mut qb, day.start_ms);
+        qb.push(", ");
+        B::bind_int(&mut qb, day.end_ms);
+        qb.push(")");
+    }
+    qb.push(" ON CONFLICT DO NOTHING");
+    qb
 }
 
-impl_analytics_store!(PgStore, sqlx::Postgres);
-impl_analytics_store!(SqliteStore, sqlx::Sqlite);
+impl<B: Backend> AnalyticsStore for SqlStore<B> {
+    async fn refresh_daily_metrics(&self) -> Result<(), DomainError> {
+        let spans: Vec<(String, String, i64, i64)> =
+            self.fetch_all(sqlx::query(ORDER_SPANS)).await?;
+        let days = calendar(&spans);
+        for chunk in days.chunks(DAYS_PER_STATEMENT) {
+            let mut qb = calendar_statement::<B>(chunk);
+            self.execute(qb.build().persistent(false)).await?;
+        }
+        let rebuild = async {
+            let mut tx = self.pool().begin().await?;
+            B::execute(&mut tx, sqlx::query(CLEAR_ROLLUP)).await?;
+            B::execute(&mut tx, sqlx::query(REBUILD_ROLLUP)).await?;
+            tx.commit().await
+        };
+        self.guard(rebuild).await
+    }
+
+    async fn metrics_buckets(
+        &self,
+        location_id: &str,
+        from: &str,
+        to: &str,
+        bucket: Bucket,
+        timeout: Option<Duration>,
+    ) -> Result<Vec<MetricsBucketRecord>, DomainError> {
+        let sql = buckets_query::<B>(bucket);
+        let (location_id, from, to) = (location_id.to_owned(), from.to_owned(), to.to_owned());
+        self.bounded_read(timeout, move |conn| {
+            Box::pin(async move {
+                let query: Statement<'_, B> = sqlx::query(sqlx::AssertSqlSafe(sql));
+                let query = query.text(&location_id).text(&from).text(&to);
+                let rows = B::fetch_rows(conn, query).await?;
+                rows.iter()
+                    .map(<B as Decodes<MetricsBucketRecord>>::decode)
+                    .collect()
+            })
+        })
+        .await
+    }
+}

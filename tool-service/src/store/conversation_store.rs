@@ -1,14 +1,16 @@
 //! `ConversationStore`: a location's conversations with their newest message
 //! and their transcripts, read newest or oldest first, for both backends from one body
-//! of SQL (`impl_conversation_store!`). Transcript patterns are bound
+//! of SQL. Transcript patterns are bound
 //! parameters, never part of the SQL text or of any log.
 
 use std::future::Future;
 
 use sqlx::QueryBuilder;
 
-use super::sql::{Dialect, push_page_limit};
-use super::{Owner, PgStore, SqliteStore};
+use super::Owner;
+use super::backend::{Backend, Binds, Dialect};
+use super::sql::push_page_limit;
+use super::sql_store::SqlStore;
 use crate::domain::{ConversationFilter, DomainError, PageRequest, SortOrder};
 
 /// A conversation as stored, with its location, customer and newest message.
@@ -182,56 +184,44 @@ pub(crate) fn messages_query<DB: Dialect>(
     Ok(qb)
 }
 
-macro_rules! impl_conversation_store {
-    ($store:ty, $db:ty) => {
-        impl ConversationStore for $store {
-            async fn list_conversations(
-                &self,
-                filter: &ConversationFilter,
-                page: &PageRequest,
-            ) -> Result<Vec<ConversationRecord>, DomainError> {
-                let mut qb = conversations_query::<$db>(filter, page)?;
-                self.guard(qb.build_query_as().fetch_all(self.pool())).await
-            }
+impl<B: Backend> ConversationStore for SqlStore<B> {
+    async fn list_conversations(
+        &self,
+        filter: &ConversationFilter,
+        page: &PageRequest,
+    ) -> Result<Vec<ConversationRecord>, DomainError> {
+        let mut qb = conversations_query::<B>(filter, page)?;
+        self.fetch_all(qb.build()).await
+    }
 
-            async fn get_conversation(
-                &self,
-                conversation_id: &str,
-            ) -> Result<Option<ConversationRecord>, DomainError> {
-                let mut qb = conversation_query::<$db>(conversation_id);
-                self.guard(qb.build_query_as().fetch_optional(self.pool()))
-                    .await
-            }
+    async fn get_conversation(
+        &self,
+        conversation_id: &str,
+    ) -> Result<Option<ConversationRecord>, DomainError> {
+        let mut qb = conversation_query::<B>(conversation_id);
+        self.fetch_optional(qb.build()).await
+    }
 
-            async fn conversation_owner(
-                &self,
-                conversation_id: &str,
-            ) -> Result<Option<Owner>, DomainError> {
-                let row: Option<(String, String)> = self
-                    .guard(
-                        sqlx::query_as(CONVERSATION_OWNER)
-                            .bind(conversation_id)
-                            .fetch_optional(self.pool()),
-                    )
-                    .await?;
-                Ok(row.map(|(organization_id, location_id)| Owner {
-                    organization_id,
-                    location_id: Some(location_id),
-                }))
-            }
+    async fn conversation_owner(
+        &self,
+        conversation_id: &str,
+    ) -> Result<Option<Owner>, DomainError> {
+        let row: Option<(String, String)> = self
+            .fetch_optional(sqlx::query(CONVERSATION_OWNER).text(conversation_id))
+            .await?;
+        Ok(row.map(|(organization_id, location_id)| Owner {
+            organization_id,
+            location_id: Some(location_id),
+        }))
+    }
 
-            async fn list_messages(
-                &self,
-                conversation_id: &str,
-                page: &PageRequest,
-                sort: SortOrder,
-            ) -> Result<Vec<MessageRecord>, DomainError> {
-                let mut qb = messages_query::<$db>(conversation_id, page, sort)?;
-                self.guard(qb.build_query_as().fetch_all(self.pool())).await
-            }
-        }
-    };
+    async fn list_messages(
+        &self,
+        conversation_id: &str,
+        page: &PageRequest,
+        sort: SortOrder,
+    ) -> Result<Vec<MessageRecord>, DomainError> {
+        let mut qb = messages_query::<B>(conversation_id, page, sort)?;
+        self.fetch_all(qb.build()).await
+    }
 }
-
-impl_conversation_store!(PgStore, sqlx::Postgres);
-impl_conversation_store!(SqliteStore, sqlx::Sqlite);

@@ -1,12 +1,14 @@
 //! `CustomerStore`: customers of an organization with their order counts,
-//! for both backends from one body of SQL (`impl_customer_store!`).
+//! for both backends from one body of SQL.
 
 use std::future::Future;
 
 use sqlx::QueryBuilder;
 
-use super::sql::{Dialect, push_page_limit};
-use super::{OrderRecord, Owner, PgStore, SqliteStore};
+use super::backend::{Backend, Binds, Dialect};
+use super::sql::push_page_limit;
+use super::sql_store::SqlStore;
+use super::{OrderRecord, Owner};
 use crate::domain::{CustomerFilter, DomainError, PageRequest};
 
 /// A customer as stored, with its order count and last order (at the
@@ -144,62 +146,40 @@ pub(crate) fn customer_query<DB: Dialect>(customer_id: &str) -> QueryBuilder<DB>
     qb
 }
 
-macro_rules! impl_customer_store {
-    ($store:ty, $db:ty) => {
-        impl CustomerStore for $store {
-            async fn list_customers(
-                &self,
-                filter: &CustomerFilter,
-                page: &PageRequest,
-            ) -> Result<Vec<CustomerRecord>, DomainError> {
-                let mut qb = customers_query::<$db>(filter, page);
-                self.guard(qb.build_query_as().fetch_all(self.pool())).await
-            }
+impl<B: Backend> CustomerStore for SqlStore<B> {
+    async fn list_customers(
+        &self,
+        filter: &CustomerFilter,
+        page: &PageRequest,
+    ) -> Result<Vec<CustomerRecord>, DomainError> {
+        let mut qb = customers_query::<B>(filter, page);
+        self.fetch_all(qb.build()).await
+    }
 
-            async fn get_customer(
-                &self,
-                customer_id: &str,
-            ) -> Result<Option<CustomerRecord>, DomainError> {
-                let mut qb = customer_query::<$db>(customer_id);
-                self.guard(qb.build_query_as().fetch_optional(self.pool()))
-                    .await
-            }
+    async fn get_customer(&self, customer_id: &str) -> Result<Option<CustomerRecord>, DomainError> {
+        let mut qb = customer_query::<B>(customer_id);
+        self.fetch_optional(qb.build()).await
+    }
 
-            async fn customer_owner(
-                &self,
-                customer_id: &str,
-            ) -> Result<Option<Owner>, DomainError> {
-                let row: Option<(String, Option<String>)> = self
-                    .guard(
-                        sqlx::query_as(CUSTOMER_OWNER)
-                            .bind(customer_id)
-                            .fetch_optional(self.pool()),
-                    )
-                    .await?;
-                Ok(row.map(|(organization_id, location_id)| Owner {
-                    organization_id,
-                    location_id,
-                }))
-            }
+    async fn customer_owner(&self, customer_id: &str) -> Result<Option<Owner>, DomainError> {
+        let row: Option<(String, Option<String>)> = self
+            .fetch_optional(sqlx::query(CUSTOMER_OWNER).text(customer_id))
+            .await?;
+        Ok(row.map(|(organization_id, location_id)| Owner {
+            organization_id,
+            location_id,
+        }))
+    }
 
-            async fn customer_recent_orders(
-                &self,
-                customer_id: &str,
-                limit: u32,
-            ) -> Result<Vec<OrderRecord>, DomainError> {
-                // The limit is written into the text, not bound (see
-                // `sql::push_page_limit`); it is a number.
-                let sql = format!("{RECENT_ORDERS}{limit}");
-                self.guard(
-                    sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                        .bind(customer_id)
-                        .fetch_all(self.pool()),
-                )
-                .await
-            }
-        }
-    };
+    async fn customer_recent_orders(
+        &self,
+        customer_id: &str,
+        limit: u32,
+    ) -> Result<Vec<OrderRecord>, DomainError> {
+        // The limit is written into the text, not bound (see
+        // `sql::push_page_limit`); it is a number.
+        let sql = format!("{RECENT_ORDERS}{limit}");
+        self.fetch_all(sqlx::query(sqlx::AssertSqlSafe(sql)).text(customer_id))
+            .await
+    }
 }
-
-impl_customer_store!(PgStore, sqlx::Postgres);
-impl_customer_store!(SqliteStore, sqlx::Sqlite);

@@ -4,11 +4,11 @@
 
 use sqlx::QueryBuilder;
 
+use super::backend::{Backend, Dialect};
 use super::seed::{
     CategoryRow, ConversationRow, CustomerRow, ItemRow, LocationRow, MessageRow, OrderLineRow,
     OrderRow, OrganizationRow,
 };
-use super::sql::Dialect;
 use crate::domain::fold;
 
 /// Rows per statement never exceed this, whatever the parameter bound allows.
@@ -62,7 +62,7 @@ impl<DB: Dialect> Values<'_, DB> {
 }
 
 /// How many rows of `R` one statement carries on backend `DB`.
-pub(crate) fn rows_per_statement<DB: Dialect, R: Row>() -> usize {
+pub(crate) fn rows_per_statement<DB: Backend, R: Row>() -> usize {
     (DB::MAX_PARAMS / R::COLUMNS.len().max(1)).clamp(1, MAX_ROWS_PER_STATEMENT)
 }
 

@@ -1,5 +1,6 @@
-//! Storage of the restaurant data behind one trait, with two real sqlx
-//! implementations: PostgreSQL (production) and SQLite (embedded mode).
+//! Storage of the restaurant data behind one trait, implemented once by
+//! [`SqlStore`], generic over its backend: PostgreSQL (production) or SQLite
+//! (embedded mode), which differ only where [`Backend`] says.
 //!
 //! Stores return raw records (amounts in minor units, times in Unix
 //! milliseconds); presentation (locale, timezone offsets) happens in `present`.
@@ -9,6 +10,7 @@ use std::future::Future;
 use crate::domain::{DomainError, OrderFilter, PageRequest, TenantScope};
 
 pub mod analytics_store;
+pub mod backend;
 pub mod conversation_store;
 pub mod customer_store;
 mod load;
@@ -21,18 +23,15 @@ pub mod records;
 mod search_columns;
 pub mod seed;
 mod sql;
+mod sql_store;
 pub mod sqlite;
 mod venue;
 pub mod venue_records;
 mod venue_sql;
 pub mod writes;
 
-/// One read run on a connection of the pool by [`PgStore::bounded_read`] or
-/// [`SqliteStore::bounded_read`].
-pub(crate) type BoxedRead<'c, T> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
-
 pub use analytics_store::{AnalyticsStore, MetricsBucketRecord};
+pub use backend::Backend;
 pub use conversation_store::{ConversationRecord, ConversationStore, MessageRecord};
 pub use customer_store::{CustomerRecord, CustomerStore};
 pub use operator_flags::{OperatorFlagStore, WritesSwitch};
@@ -40,6 +39,7 @@ pub use options::StoreOptions;
 pub use order_update_store::OrderUpdateStore;
 pub use postgres::PgStore;
 pub use records::*;
+pub use sql_store::SqlStore;
 pub use sqlite::SqliteStore;
 pub use venue::VenueStore;
 pub use venue_records::*;

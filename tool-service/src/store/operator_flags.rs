@@ -1,12 +1,12 @@
 //! `OperatorFlagStore`: the run-time switches an operator flips (today the
-//! global write switch), for both backends from one body of SQL
-//! (`impl_operator_flag_store!`). Reads are one primary-key lookup, cheap
+//! global write switch), for both backends from one body of SQL. Reads are one primary-key lookup, cheap
 //! enough to run before every write so a change applies at the next call on
 //! every replica; nothing is cached.
 
 use std::future::Future;
 
-use super::{PgStore, SqliteStore};
+use super::backend::{Backend, Binds};
+use super::sql_store::SqlStore;
 use crate::domain::DomainError;
 
 /// The state of the global write switch.
@@ -55,40 +55,26 @@ pub trait OperatorFlagStore: Send + Sync {
     ) -> impl Future<Output = Result<WritesSwitch, DomainError>> + Send;
 }
 
-macro_rules! impl_operator_flag_store {
-    ($store:ty) => {
-        impl OperatorFlagStore for $store {
-            async fn writes_switch(&self) -> Result<WritesSwitch, DomainError> {
-                let row: Option<WritesSwitch> = self
-                    .guard(
-                        sqlx::query_as(GET_FLAG)
-                            .bind(WRITES)
-                            .fetch_optional(self.pool()),
-                    )
-                    .await?;
-                Ok(row.unwrap_or_default())
-            }
+impl<B: Backend> OperatorFlagStore for SqlStore<B> {
+    async fn writes_switch(&self) -> Result<WritesSwitch, DomainError> {
+        let row: Option<WritesSwitch> = self
+            .fetch_optional(sqlx::query(GET_FLAG).text(WRITES))
+            .await?;
+        Ok(row.unwrap_or_default())
+    }
 
-            async fn set_writes_switch(
-                &self,
-                enabled: bool,
-                reason: Option<&str>,
-                now_ms: i64,
-            ) -> Result<WritesSwitch, DomainError> {
-                self.guard(
-                    sqlx::query(SET_FLAG)
-                        .bind(WRITES)
-                        .bind(enabled)
-                        .bind(reason)
-                        .bind(now_ms)
-                        .execute(self.pool()),
-                )
-                .await?;
-                self.writes_switch().await
-            }
-        }
-    };
+    async fn set_writes_switch(
+        &self,
+        enabled: bool,
+        reason: Option<&str>,
+        now_ms: i64,
+    ) -> Result<WritesSwitch, DomainError> {
+        let set = sqlx::query(SET_FLAG)
+            .text(WRITES)
+            .flag(enabled)
+            .opt_text(reason)
+            .int(now_ms);
+        self.execute(set).await?;
+        self.writes_switch().await
+    }
 }
-
-impl_operator_flag_store!(PgStore);
-impl_operator_flag_store!(SqliteStore);

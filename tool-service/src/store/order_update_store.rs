@@ -1,12 +1,14 @@
 //! `OrderUpdateStore`: the guarded order status write, for both backends from
-//! one body of SQL (`impl_order_update_store!`). The precondition is part of
+//! one body of SQL. The precondition is part of
 //! the `UPDATE` itself, so two concurrent writers from the same observed
 //! status cannot both succeed; a move to `completed` also counts the order in
 //! its day of the analytics rollup, in the same transaction.
 
 use std::future::Future;
 
-use super::{GuardedWrite, OrderRecord, PgStore, SqliteStore, Store};
+use super::backend::{Backend, Binds, RowsAffected};
+use super::sql_store::SqlStore;
+use super::{GuardedWrite, OrderRecord, Store};
 use crate::domain::{DomainError, OrderStatus};
 
 pub trait OrderUpdateStore: Send + Sync {
@@ -33,46 +35,34 @@ const COUNT_COMPLETED: &str = "UPDATE daily_location_metrics \
      JOIN orders o ON o.location_id = d.location_id \
      WHERE o.id = $2 AND o.created_at_ms >= d.start_ms AND o.created_at_ms < d.end_ms)";
 
-macro_rules! impl_order_update_store {
-    ($store:ty) => {
-        impl OrderUpdateStore for $store {
-            async fn update_order_status(
-                &self,
-                order_id: &str,
-                expected: OrderStatus,
-                next: OrderStatus,
-                now_ms: i64,
-            ) -> Result<GuardedWrite<OrderRecord>, DomainError> {
-                let write = async {
-                    let mut tx = self.pool().begin().await?;
-                    let written = sqlx::query(UPDATE_STATUS)
-                        .bind(next.as_str())
-                        .bind(now_ms)
-                        .bind(order_id)
-                        .bind(expected.as_str())
-                        .execute(&mut *tx)
-                        .await?
-                        .rows_affected();
-                    if written == 1 && next == OrderStatus::Completed {
-                        sqlx::query(COUNT_COMPLETED)
-                            .bind(order_id)
-                            .bind(order_id)
-                            .execute(&mut *tx)
-                            .await?;
-                    }
-                    tx.commit().await?;
-                    Ok::<_, sqlx::Error>(written)
-                };
-                let written = self.guard(write).await?;
-                let current = Store::get_order(self, order_id).await?;
-                Ok(GuardedWrite::settle(
-                    written,
-                    current.map(|(record, _)| record),
-                ))
+impl<B: Backend> OrderUpdateStore for SqlStore<B> {
+    async fn update_order_status(
+        &self,
+        order_id: &str,
+        expected: OrderStatus,
+        next: OrderStatus,
+        now_ms: i64,
+    ) -> Result<GuardedWrite<OrderRecord>, DomainError> {
+        let write = async {
+            let mut tx = self.pool().begin().await?;
+            let update = sqlx::query(UPDATE_STATUS)
+                .text(next.as_str())
+                .int(now_ms)
+                .text(order_id)
+                .text(expected.as_str());
+            let written = B::execute(&mut tx, update).await?.rows_affected();
+            if written == 1 && next == OrderStatus::Completed {
+                let count = sqlx::query(COUNT_COMPLETED).text(order_id).text(order_id);
+                B::execute(&mut tx, count).await?;
             }
-        }
-    };
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(written)
+        };
+        let written = self.guard(write).await?;
+        let current = Store::get_order(self, order_id).await?;
+        Ok(GuardedWrite::settle(
+            written,
+            current.map(|(record, _)| record),
+        ))
+    }
 }
-
-impl_order_update_store!(PgStore);
-impl_order_update_store!(SqliteStore);

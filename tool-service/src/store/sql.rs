@@ -1,48 +1,21 @@
 //! The SQL both backends share: static queries, builders for the dynamic ones
-//! (IN-lists, optional filters, keyset positions), and `impl_store!`, which
-//! implements `Store` for a backend from these same method bodies.
+//! (IN-lists, optional filters, keyset positions), and `Store` for
+//! [`SqlStore`] on any backend from these same method bodies.
 //!
 //! Both backends accept `$n` placeholders in static queries; dynamic queries
 //! bind through `QueryBuilder`, which writes each backend's own placeholders.
 //! Sorting is bytewise in both (SQLite BINARY, PostgreSQL "C" columns), so the
 //! same query returns the same rows in the same order on either backend.
 
-use sqlx::{Database, QueryBuilder};
+use sqlx::QueryBuilder;
 
+use super::backend::{Backend, Binds, Dialect};
+use super::sql_store::SqlStore;
+use super::{
+    LocationRecord, OrderLineRecord, OrderRecord, OrganizationRecord, Owner, Store, VenueStore,
+    load, seed,
+};
 use crate::domain::{DomainError, OrderFilter, OrderStatus, PageRequest, TenantScope};
-
-/// What differs between the backends when building SQL.
-pub(crate) trait Dialect: Database {
-    /// Most bound parameters one statement may carry.
-    const MAX_PARAMS: usize;
-    fn bind_text(qb: &mut QueryBuilder<Self>, value: &str);
-    fn bind_int(qb: &mut QueryBuilder<Self>, value: i64);
-    fn bind_opt_text(qb: &mut QueryBuilder<Self>, value: Option<&str>);
-    fn bind_opt_int(qb: &mut QueryBuilder<Self>, value: Option<i64>);
-}
-
-macro_rules! dialect {
-    ($db:ty, $max:expr) => {
-        impl Dialect for $db {
-            const MAX_PARAMS: usize = $max;
-            fn bind_text(qb: &mut QueryBuilder<Self>, value: &str) {
-                qb.push_bind(value.to_owned());
-            }
-            fn bind_int(qb: &mut QueryBuilder<Self>, value: i64) {
-                qb.push_bind(value);
-            }
-            fn bind_opt_text(qb: &mut QueryBuilder<Self>, value: Option<&str>) {
-                qb.push_bind(value.map(str::to_owned));
-            }
-            fn bind_opt_int(qb: &mut QueryBuilder<Self>, value: Option<i64>) {
-                qb.push_bind(value);
-            }
-        }
-    };
-}
-
-dialect!(sqlx::Postgres, 65_535);
-dialect!(sqlx::Sqlite, 32_766);
 
 macro_rules! organization_select {
     () => {
@@ -384,189 +357,125 @@ fn push_branch<DB: Dialect>(
     push_limit(qb, limit);
 }
 
-/// Implements `Store` for a backend type with a `pool` field and the inherent
-/// methods `guard` (runs one database future within the statement bound) and
-/// `run_migrations`.
-macro_rules! impl_store {
-    ($store:ty, $db:ty) => {
-        impl $crate::store::Store for $store {
-            async fn migrate(&self) -> Result<(), $crate::domain::DomainError> {
-                self.run_migrations().await
-            }
+impl<B: Backend> Store for SqlStore<B> {
+    async fn migrate(&self) -> Result<(), DomainError> {
+        self.run_migrations().await
+    }
 
-            async fn ping(&self) -> Result<(), $crate::domain::DomainError> {
-                self.guard(sqlx::query($crate::store::sql::PING).execute(&self.pool))
-                    .await
-                    .map(|_| ())
-            }
+    async fn ping(&self) -> Result<(), DomainError> {
+        self.execute(sqlx::query(PING)).await.map(|_| ())
+    }
 
-            async fn list_organizations(
-                &self,
-                scope: &$crate::domain::TenantScope,
-                page: &$crate::domain::PageRequest,
-            ) -> Result<Vec<$crate::store::OrganizationRecord>, $crate::domain::DomainError> {
-                let Some(mut qb) = $crate::store::sql::organizations_query::<$db>(scope, page)
-                else {
-                    return Ok(Vec::new());
-                };
-                self.guard(qb.build_query_as().fetch_all(&self.pool)).await
-            }
+    async fn list_organizations(
+        &self,
+        scope: &TenantScope,
+        page: &PageRequest,
+    ) -> Result<Vec<OrganizationRecord>, DomainError> {
+        let Some(mut qb) = organizations_query::<B>(scope, page) else {
+            return Ok(Vec::new());
+        };
+        self.fetch_all(qb.build()).await
+    }
 
-            async fn get_organization(
-                &self,
-                organization_id: &str,
-            ) -> Result<Option<$crate::store::OrganizationRecord>, $crate::domain::DomainError>
-            {
-                self.guard(
-                    sqlx::query_as($crate::store::sql::GET_ORGANIZATION)
-                        .bind(organization_id)
-                        .fetch_optional(&self.pool),
-                )
-                .await
-            }
+    async fn get_organization(
+        &self,
+        organization_id: &str,
+    ) -> Result<Option<OrganizationRecord>, DomainError> {
+        self.fetch_optional(sqlx::query(GET_ORGANIZATION).text(organization_id))
+            .await
+    }
 
-            async fn list_locations(
-                &self,
-                organization_id: &str,
-                only: Option<&[String]>,
-                page: &$crate::domain::PageRequest,
-            ) -> Result<Vec<$crate::store::LocationRecord>, $crate::domain::DomainError> {
-                let Some(mut qb) =
-                    $crate::store::sql::locations_query::<$db>(organization_id, only, page)
-                else {
-                    return Ok(Vec::new());
-                };
-                self.guard(qb.build_query_as().fetch_all(&self.pool)).await
-            }
+    async fn list_locations(
+        &self,
+        organization_id: &str,
+        only: Option<&[String]>,
+        page: &PageRequest,
+    ) -> Result<Vec<LocationRecord>, DomainError> {
+        let Some(mut qb) = locations_query::<B>(organization_id, only, page) else {
+            return Ok(Vec::new());
+        };
+        self.fetch_all(qb.build()).await
+    }
 
-            async fn get_location(
-                &self,
-                location_id: &str,
-            ) -> Result<Option<$crate::store::LocationRecord>, $crate::domain::DomainError> {
-                self.guard(
-                    sqlx::query_as($crate::store::sql::GET_LOCATION)
-                        .bind(location_id)
-                        .fetch_optional(&self.pool),
-                )
-                .await
-            }
+    async fn get_location(&self, location_id: &str) -> Result<Option<LocationRecord>, DomainError> {
+        self.fetch_optional(sqlx::query(GET_LOCATION).text(location_id))
+            .await
+    }
 
-            async fn list_orders(
-                &self,
-                filter: &$crate::domain::OrderFilter,
-                page: &$crate::domain::PageRequest,
-            ) -> Result<Vec<$crate::store::OrderRecord>, $crate::domain::DomainError> {
-                let Some(mut qb) = $crate::store::sql::orders_query::<$db>(filter, page)? else {
-                    return Ok(Vec::new());
-                };
-                self.guard(qb.build_query_as().fetch_all(&self.pool)).await
-            }
+    async fn list_orders(
+        &self,
+        filter: &OrderFilter,
+        page: &PageRequest,
+    ) -> Result<Vec<OrderRecord>, DomainError> {
+        let Some(mut qb) = orders_query::<B>(filter, page)? else {
+            return Ok(Vec::new());
+        };
+        self.fetch_all(qb.build()).await
+    }
 
-            async fn get_order(
-                &self,
-                order_id: &str,
-            ) -> Result<
-                Option<(
-                    $crate::store::OrderRecord,
-                    Vec<$crate::store::OrderLineRecord>,
-                )>,
-                $crate::domain::DomainError,
-            > {
-                let order: Option<$crate::store::OrderRecord> = self
-                    .guard(
-                        sqlx::query_as($crate::store::sql::GET_ORDER)
-                            .bind(order_id)
-                            .fetch_optional(&self.pool),
-                    )
-                    .await?;
-                let Some(order) = order else {
-                    return Ok(None);
-                };
-                let lines = self
-                    .guard(
-                        sqlx::query_as($crate::store::sql::ORDER_LINES)
-                            .bind(order_id)
-                            .fetch_all(&self.pool),
-                    )
-                    .await?;
-                Ok(Some((order, lines)))
-            }
+    async fn get_order(
+        &self,
+        order_id: &str,
+    ) -> Result<Option<(OrderRecord, Vec<OrderLineRecord>)>, DomainError> {
+        let order: Option<OrderRecord> = self
+            .fetch_optional(sqlx::query(GET_ORDER).text(order_id))
+            .await?;
+        let Some(order) = order else {
+            return Ok(None);
+        };
+        let lines = self
+            .fetch_all(sqlx::query(ORDER_LINES).text(order_id))
+            .await?;
+        Ok(Some((order, lines)))
+    }
 
-            async fn order_owner(
-                &self,
-                order_id: &str,
-            ) -> Result<Option<$crate::store::Owner>, $crate::domain::DomainError> {
-                let row: Option<(String, String)> = self
-                    .guard(
-                        sqlx::query_as($crate::store::sql::ORDER_OWNER)
-                            .bind(order_id)
-                            .fetch_optional(&self.pool),
-                    )
-                    .await?;
-                Ok(
-                    row.map(|(organization_id, location_id)| $crate::store::Owner {
-                        organization_id,
-                        location_id: Some(location_id),
-                    }),
-                )
-            }
+    async fn order_owner(&self, order_id: &str) -> Result<Option<Owner>, DomainError> {
+        let row: Option<(String, String)> = self
+            .fetch_optional(sqlx::query(ORDER_OWNER).text(order_id))
+            .await?;
+        Ok(row.map(|(organization_id, location_id)| Owner {
+            organization_id,
+            location_id: Some(location_id),
+        }))
+    }
 
-            async fn location_owner(
-                &self,
-                location_id: &str,
-            ) -> Result<Option<$crate::store::Owner>, $crate::domain::DomainError> {
-                let row: Option<(String, String)> = self
-                    .guard(
-                        sqlx::query_as($crate::store::sql::LOCATION_OWNER)
-                            .bind(location_id)
-                            .fetch_optional(&self.pool),
-                    )
-                    .await?;
-                Ok(
-                    row.map(|(organization_id, location_id)| $crate::store::Owner {
-                        organization_id,
-                        location_id: Some(location_id),
-                    }),
-                )
-            }
+    async fn location_owner(&self, location_id: &str) -> Result<Option<Owner>, DomainError> {
+        let row: Option<(String, String)> = self
+            .fetch_optional(sqlx::query(LOCATION_OWNER).text(location_id))
+            .await?;
+        Ok(row.map(|(organization_id, location_id)| Owner {
+            organization_id,
+            location_id: Some(location_id),
+        }))
+    }
 
-            async fn load(
-                &self,
-                data: &$crate::store::seed::DataSet,
-            ) -> Result<(), $crate::domain::DomainError> {
-                self.insert_all(&data.organizations).await?;
-                self.insert_all(&data.locations).await?;
-                self.insert_all(&data.customers).await?;
-                self.insert_all(&data.categories).await?;
-                self.insert_all(&data.items).await?;
-                self.insert_all(&data.orders).await?;
-                self.insert_all(&data.order_lines).await?;
-                self.insert_all(&data.conversations).await?;
-                self.insert_all(&data.messages).await?;
-                $crate::store::VenueStore::load_venue(self, &data.venue).await?;
-                $crate::store::AnalyticsStore::refresh_daily_metrics(self).await?;
-                Ok(())
-            }
-        }
-
-        impl $store {
-            /// Inserts `rows` in multi-row statements sized to the backend's
-            /// parameter bound, one transaction per statement; rows whose key
-            /// already exists are left as they are.
-            async fn insert_all<R: $crate::store::load::Row + Sync>(
-                &self,
-                rows: &[R],
-            ) -> Result<(), $crate::domain::DomainError> {
-                for chunk in rows.chunks($crate::store::load::rows_per_statement::<$db, R>()) {
-                    let mut qb = $crate::store::load::insert_statement::<$db, R>(chunk);
-                    let mut tx = self.pool.begin().await?;
-                    qb.build().persistent(false).execute(&mut *tx).await?;
-                    tx.commit().await?;
-                }
-                Ok(())
-            }
-        }
-    };
+    async fn load(&self, data: &seed::DataSet) -> Result<(), DomainError> {
+        self.insert_all(&data.organizations).await?;
+        self.insert_all(&data.locations).await?;
+        self.insert_all(&data.customers).await?;
+        self.insert_all(&data.categories).await?;
+        self.insert_all(&data.items).await?;
+        self.insert_all(&data.orders).await?;
+        self.insert_all(&data.order_lines).await?;
+        self.insert_all(&data.conversations).await?;
+        self.insert_all(&data.messages).await?;
+        self.load_venue(&data.venue).await?;
+        super::AnalyticsStore::refresh_daily_metrics(self).await?;
+        Ok(())
+    }
 }
 
-pub(crate) use impl_store;
+impl<B: Backend> SqlStore<B> {
+    /// Inserts `rows` in multi-row statements sized to the backend's
+    /// parameter bound, one transaction per statement; rows whose key
+    /// already exists are left as they are.
+    async fn insert_all<R: load::Row + Sync>(&self, rows: &[R]) -> Result<(), DomainError> {
+        for chunk in rows.chunks(load::rows_per_statement::<B, R>()) {
+            let mut qb = load::insert_statement::<B, R>(chunk);
+            let mut tx = self.pool().begin().await?;
+            B::execute(&mut tx, qb.build().persistent(false)).await?;
+            tx.commit().await?;
+        }
+        Ok(())
+    }
+}

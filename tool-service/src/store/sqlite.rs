@@ -1,8 +1,8 @@
-//! The SQLite store (embedded mode): WAL, foreign keys, a busy timeout, the
+//! The SQLite backend (embedded mode): WAL, foreign keys, a busy timeout, the
 //! file created when missing; `sqlite::memory:` runs on one shared connection
-//! so every caller sees the same database.
+//! so every caller sees the same database. SQLite has no server-side
+//! statement timeout: the store bounds each call itself.
 
-use std::future::Future;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -11,25 +11,31 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
 };
+use sqlx::{Sqlite, Transaction};
 
-use super::search_columns::impl_backfill;
-use super::sql::impl_store;
-use super::{BoxedRead, StoreOptions};
-use crate::domain::{Dependency, DomainError};
+use super::StoreOptions;
+use super::backend::{Backend, BoxedRead};
+use super::sql_store::SqlStore;
+use super::writes::CancelOnDrop;
+use crate::domain::{Bucket, Dependency, DomainError};
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// `Store` on SQLite.
-#[derive(Debug, Clone)]
-pub struct SqliteStore {
-    pool: SqlitePool,
-    statement_timeout: Duration,
-}
+pub type SqliteStore = SqlStore<Sqlite>;
 
-impl SqliteStore {
+impl Backend for Sqlite {
+    const MAX_PARAMS: usize = 32_766;
+
+    /// The statement timeout, enforced around each call.
+    type Limits = Duration;
+
     /// Opens `url` (`sqlite://file.db`, `sqlite:file.db?mode=rwc` or
     /// `sqlite::memory:`), creating the file if it does not exist.
-    pub async fn connect(url: &str, options: &StoreOptions) -> Result<SqliteStore, DomainError> {
+    async fn connect(
+        url: &str,
+        options: &StoreOptions,
+    ) -> Result<(SqlitePool, Duration), DomainError> {
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
         let mut connect = SqliteConnectOptions::from_str(url)
             .map_err(|_| DomainError::Internal("invalid SQLite URL".to_owned()))?
@@ -59,39 +65,31 @@ impl SqliteStore {
                     format!("SQLite open failed: {error}"),
                 )
             })?;
-        Ok(SqliteStore {
-            pool,
-            statement_timeout: options.statement_timeout,
-        })
+        Ok((pool, options.statement_timeout))
     }
 
-    /// The underlying pool, for work the `Store` trait does not cover.
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
-    }
-
-    /// SQLite has no server-side statement timeout: bound the call here.
-    pub(crate) async fn guard<T>(
-        &self,
-        query: impl Future<Output = Result<T, sqlx::Error>>,
+    /// Bounds the call here, by the statement timeout.
+    async fn guard<T: Send>(
+        statement_timeout: &Duration,
+        query: impl Future<Output = Result<T, sqlx::Error>> + Send,
     ) -> Result<T, DomainError> {
-        match tokio::time::timeout(self.statement_timeout, query).await {
+        match tokio::time::timeout(*statement_timeout, query).await {
             Ok(result) => result.map_err(DomainError::from),
             Err(_) => Err(DomainError::DeadlineExceeded),
         }
     }
 
-    /// Runs one read on a pooled connection, bounded by `timeout` (or the
-    /// statement timeout when shorter); the same shape as
-    /// `PgStore::bounded_read`.
-    pub(crate) async fn bounded_read<T>(
-        &self,
+    /// On a pooled connection, bounded by `timeout` (or the statement
+    /// timeout when shorter).
+    async fn bounded_read<T: Send>(
+        pool: &SqlitePool,
+        statement_timeout: &Duration,
         timeout: Option<Duration>,
         read: impl for<'c> FnOnce(&'c mut SqliteConnection) -> BoxedRead<'c, T> + Send,
     ) -> Result<T, DomainError> {
-        let limit = timeout.map_or(self.statement_timeout, |t| t.min(self.statement_timeout));
+        let limit = timeout.map_or(*statement_timeout, |t| t.min(*statement_timeout));
         let work = async {
-            let mut conn = self.pool.acquire().await?;
+            let mut conn = pool.acquire().await?;
             read(&mut conn).await
         };
         match tokio::time::timeout(limit, work).await {
@@ -100,14 +98,32 @@ impl SqliteStore {
         }
     }
 
-    async fn run_migrations(&self) -> Result<(), DomainError> {
+    async fn run_migrations(pool: &SqlitePool) -> Result<(), DomainError> {
         MIGRATOR
-            .run(&self.pool)
+            .run(pool)
             .await
-            .map_err(|error| DomainError::Internal(format!("SQLite migration failed: {error}")))?;
-        self.backfill_search_columns().await
+            .map_err(|error| DomainError::Internal(format!("SQLite migration failed: {error}")))
+    }
+
+    /// `BEGIN IMMEDIATE`: one writer at a time, waiting up to the busy
+    /// timeout; the caller's timeout bounds the whole write.
+    async fn begin_write(
+        pool: &SqlitePool,
+        _key_hash: &str,
+        _timeout: Option<Duration>,
+    ) -> Result<(Transaction<'static, Sqlite>, CancelOnDrop), DomainError> {
+        Ok((
+            pool.begin_with("BEGIN IMMEDIATE").await?,
+            CancelOnDrop::none(),
+        ))
+    }
+
+    fn bucket_start(bucket: Bucket) -> &'static str {
+        match bucket {
+            Bucket::Day => "local_date",
+            // The Monday on or before the date.
+            Bucket::Week => "date(local_date, 'weekday 0', '-6 days')",
+            Bucket::Month => "strftime('%Y-%m-01', local_date)",
+        }
     }
 }
-
-impl_backfill!(SqliteStore);
-impl_store!(SqliteStore, sqlx::Sqlite);

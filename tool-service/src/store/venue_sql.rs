@@ -1,14 +1,23 @@
-//! The SQL of `VenueStore`, shared by both backends, and `impl_venue_store!`,
-//! which implements the trait for each backend from these same bodies.
+//! The SQL of `VenueStore`, shared by both backends, and the trait's one
+//! implementation on [`SqlStore`] from these bodies.
 //!
 //! Writes guarded by an observed state are one `UPDATE … WHERE id = … AND
 //! <state in force> = <expected>`: the check and the change are atomic.
 
 use sqlx::QueryBuilder;
 
-use super::seed::{DiscountRow, IntegrationRow, SettingsRow};
-use super::sql::{Dialect, push_page_limit};
-use crate::domain::{CatalogFilter, PageRequest, SettingsSection, contains_pattern};
+use super::backend::{Backend, Binds, Dialect};
+use super::seed::{DiscountRow, IntegrationRow, SettingsRow, VenueData};
+use super::sql::push_page_limit;
+use super::sql_store::SqlStore;
+use super::{
+    CatalogItemRecord, DiscountRecord, GuardedWrite, IntegrationRecord, LocationStatusRecord,
+    Owner, SettingsRecord, VenueStore,
+};
+use crate::domain::{
+    AvailabilityChange, CatalogFilter, DomainError, PageRequest, SettingsSection, StatusChange,
+    contains_pattern,
+};
 
 /// The order intake in force at the bound time `?now`: an ended pause is over.
 macro_rules! effective_status {
@@ -218,7 +227,7 @@ pub(crate) trait VenueRow {
 
 /// Multi-row `INSERT … ON CONFLICT DO NOTHING` statements for `rows`, each
 /// within the backend's parameter bound.
-pub(crate) fn insert_statements<DB: Dialect, R: VenueRow>(rows: &[R]) -> Vec<QueryBuilder<DB>> {
+pub(crate) fn insert_statements<DB: Backend, R: VenueRow>(rows: &[R]) -> Vec<QueryBuilder<DB>> {
     let per_statement = (DB::MAX_PARAMS / R::COLUMNS.len()).clamp(1, 2_000);
     rows.chunks(per_statement)
         .map(|chunk| {
@@ -321,180 +330,125 @@ impl VenueRow for IntegrationRow {
     }
 }
 
-/// Implements `VenueStore` for a backend with the `pool()` accessor and the
-/// `guard` method (one database future within the statement bound).
-macro_rules! impl_venue_store {
-    ($store:ty, $db:ty) => {
-        impl $crate::store::VenueStore for $store {
-            async fn location_status(
-                &self,
-                location_id: &str,
-            ) -> Result<Option<$crate::store::LocationStatusRecord>, $crate::domain::DomainError>
-            {
-                self.guard(
-                    sqlx::query_as(LOCATION_STATUS)
-                        .bind(location_id)
-                        .fetch_optional(self.pool()),
-                )
-                .await
-            }
+impl<B: Backend> VenueStore for SqlStore<B> {
+    async fn location_status(
+        &self,
+        location_id: &str,
+    ) -> Result<Option<LocationStatusRecord>, DomainError> {
+        self.fetch_optional(sqlx::query(LOCATION_STATUS).text(location_id))
+            .await
+    }
 
-            async fn update_location_status(
-                &self,
-                location_id: &str,
-                change: &$crate::domain::StatusChange,
-                now_ms: i64,
-            ) -> Result<
-                $crate::store::GuardedWrite<$crate::store::LocationStatusRecord>,
-                $crate::domain::DomainError,
-            > {
-                let done = self
-                    .guard(
-                        sqlx::query(UPDATE_LOCATION_STATUS)
-                            .bind(location_id)
-                            .bind(change.status.as_str())
-                            .bind(change.paused_until_ms)
-                            .bind(change.reason.map(|r| r.as_str()))
-                            .bind(now_ms)
-                            .bind(now_ms)
-                            .bind(change.expected.as_str())
-                            .execute(self.pool()),
-                    )
-                    .await?;
-                let current = $crate::store::VenueStore::location_status(self, location_id).await?;
-                Ok($crate::store::GuardedWrite::settle(
-                    done.rows_affected(),
-                    current,
-                ))
-            }
+    async fn update_location_status(
+        &self,
+        location_id: &str,
+        change: &StatusChange,
+        now_ms: i64,
+    ) -> Result<GuardedWrite<LocationStatusRecord>, DomainError> {
+        let update = sqlx::query(UPDATE_LOCATION_STATUS)
+            .text(location_id)
+            .text(change.status.as_str())
+            .opt_int(change.paused_until_ms)
+            .opt_text(change.reason.map(|r| r.as_str()))
+            .int(now_ms)
+            .int(now_ms)
+            .text(change.expected.as_str());
+        let written = self.execute(update).await?;
+        let current = self.location_status(location_id).await?;
+        Ok(GuardedWrite::settle(written, current))
+    }
 
-            async fn location_settings(
-                &self,
-                location_id: &str,
-                sections: &[$crate::domain::SettingsSection],
-            ) -> Result<Vec<$crate::store::SettingsRecord>, $crate::domain::DomainError> {
-                let Some(mut qb) = settings_query::<$db>(location_id, sections) else {
-                    return Ok(Vec::new());
-                };
-                self.guard(qb.build_query_as().fetch_all(self.pool())).await
-            }
+    async fn location_settings(
+        &self,
+        location_id: &str,
+        sections: &[SettingsSection],
+    ) -> Result<Vec<SettingsRecord>, DomainError> {
+        let Some(mut qb) = settings_query::<B>(location_id, sections) else {
+            return Ok(Vec::new());
+        };
+        self.fetch_all(qb.build()).await
+    }
 
-            async fn list_catalog_items(
-                &self,
-                filter: &$crate::domain::CatalogFilter,
-                page: &$crate::domain::PageRequest,
-            ) -> Result<Vec<$crate::store::CatalogItemRecord>, $crate::domain::DomainError> {
-                let mut qb = catalog_items_query::<$db>(filter, page);
-                self.guard(qb.build_query_as().fetch_all(self.pool())).await
-            }
+    async fn list_catalog_items(
+        &self,
+        filter: &CatalogFilter,
+        page: &PageRequest,
+    ) -> Result<Vec<CatalogItemRecord>, DomainError> {
+        let mut qb = catalog_items_query::<B>(filter, page);
+        self.fetch_all(qb.build()).await
+    }
 
-            async fn get_catalog_item(
-                &self,
-                item_id: &str,
-            ) -> Result<Option<$crate::store::CatalogItemRecord>, $crate::domain::DomainError> {
-                self.guard(
-                    sqlx::query_as(GET_ITEM)
-                        .bind(item_id)
-                        .fetch_optional(self.pool()),
-                )
-                .await
-            }
+    async fn get_catalog_item(
+        &self,
+        item_id: &str,
+    ) -> Result<Option<CatalogItemRecord>, DomainError> {
+        self.fetch_optional(sqlx::query(GET_ITEM).text(item_id))
+            .await
+    }
 
-            async fn catalog_item_owner(
-                &self,
-                item_id: &str,
-            ) -> Result<Option<$crate::store::Owner>, $crate::domain::DomainError> {
-                let row: Option<(String, String)> = self
-                    .guard(
-                        sqlx::query_as(ITEM_OWNER)
-                            .bind(item_id)
-                            .fetch_optional(self.pool()),
-                    )
-                    .await?;
-                Ok(
-                    row.map(|(organization_id, location_id)| $crate::store::Owner {
-                        organization_id,
-                        location_id: Some(location_id),
-                    }),
-                )
-            }
+    async fn catalog_item_owner(&self, item_id: &str) -> Result<Option<Owner>, DomainError> {
+        let row: Option<(String, String)> = self
+            .fetch_optional(sqlx::query(ITEM_OWNER).text(item_id))
+            .await?;
+        Ok(row.map(|(organization_id, location_id)| Owner {
+            organization_id,
+            location_id: Some(location_id),
+        }))
+    }
 
-            async fn update_item_availability(
-                &self,
-                item_id: &str,
-                change: &$crate::domain::AvailabilityChange,
-                now_ms: i64,
-            ) -> Result<
-                $crate::store::GuardedWrite<$crate::store::CatalogItemRecord>,
-                $crate::domain::DomainError,
-            > {
-                let done = self
-                    .guard(
-                        sqlx::query(UPDATE_ITEM_AVAILABILITY)
-                            .bind(item_id)
-                            .bind(change.availability.as_str())
-                            .bind(change.available_again_at_ms)
-                            .bind(now_ms)
-                            .bind(now_ms)
-                            .bind(change.expected.as_str())
-                            .execute(self.pool()),
-                    )
-                    .await?;
-                let current = $crate::store::VenueStore::get_catalog_item(self, item_id).await?;
-                Ok($crate::store::GuardedWrite::settle(
-                    done.rows_affected(),
-                    current,
-                ))
-            }
+    async fn update_item_availability(
+        &self,
+        item_id: &str,
+        change: &AvailabilityChange,
+        now_ms: i64,
+    ) -> Result<GuardedWrite<CatalogItemRecord>, DomainError> {
+        let update = sqlx::query(UPDATE_ITEM_AVAILABILITY)
+            .text(item_id)
+            .text(change.availability.as_str())
+            .opt_int(change.available_again_at_ms)
+            .int(now_ms)
+            .int(now_ms)
+            .text(change.expected.as_str());
+        let written = self.execute(update).await?;
+        let current = self.get_catalog_item(item_id).await?;
+        Ok(GuardedWrite::settle(written, current))
+    }
 
-            async fn list_discounts(
-                &self,
-                owner: &$crate::store::Owner,
-                in_force: Option<bool>,
-                now_ms: i64,
-                page: &$crate::domain::PageRequest,
-            ) -> Result<Vec<$crate::store::DiscountRecord>, $crate::domain::DomainError> {
-                let location_id = owner.location_id.as_deref().unwrap_or_default();
-                let mut qb = discounts_query::<$db>(
-                    &owner.organization_id,
-                    location_id,
-                    in_force,
-                    now_ms,
-                    page,
-                );
-                self.guard(qb.build_query_as().fetch_all(self.pool())).await
-            }
+    async fn list_discounts(
+        &self,
+        owner: &Owner,
+        in_force: Option<bool>,
+        now_ms: i64,
+        page: &PageRequest,
+    ) -> Result<Vec<DiscountRecord>, DomainError> {
+        let location_id = owner.location_id.as_deref().unwrap_or_default();
+        let mut qb =
+            discounts_query::<B>(&owner.organization_id, location_id, in_force, now_ms, page);
+        self.fetch_all(qb.build()).await
+    }
 
-            async fn list_integrations(
-                &self,
-                owner: &$crate::store::Owner,
-                page: &$crate::domain::PageRequest,
-            ) -> Result<Vec<$crate::store::IntegrationRecord>, $crate::domain::DomainError> {
-                let location_id = owner.location_id.as_deref().unwrap_or_default();
-                let mut qb = integrations_query::<$db>(&owner.organization_id, location_id, page);
-                self.guard(qb.build_query_as().fetch_all(self.pool())).await
-            }
+    async fn list_integrations(
+        &self,
+        owner: &Owner,
+        page: &PageRequest,
+    ) -> Result<Vec<IntegrationRecord>, DomainError> {
+        let location_id = owner.location_id.as_deref().unwrap_or_default();
+        let mut qb = integrations_query::<B>(&owner.organization_id, location_id, page);
+        self.fetch_all(qb.build()).await
+    }
 
-            async fn load_venue(
-                &self,
-                data: &$crate::store::seed::VenueData,
-            ) -> Result<(), $crate::domain::DomainError> {
-                let mut statements = insert_statements::<$db, _>(&data.settings);
-                statements.extend(insert_statements::<$db, _>(&data.discounts));
-                statements.extend(insert_statements::<$db, _>(&data.integrations));
-                let mut tx = self.pool().begin().await?;
-                for mut qb in statements {
-                    qb.build().persistent(false).execute(&mut *tx).await?;
-                }
-                tx.commit().await?;
-                Ok(())
-            }
+    async fn load_venue(&self, data: &VenueData) -> Result<(), DomainError> {
+        let mut statements = insert_statements::<B, _>(&data.settings);
+        statements.extend(insert_statements::<B, _>(&data.discounts));
+        statements.extend(insert_statements::<B, _>(&data.integrations));
+        let mut tx = self.pool().begin().await?;
+        for mut qb in statements {
+            B::execute(&mut tx, qb.build().persistent(false)).await?;
         }
-    };
+        tx.commit().await?;
+        Ok(())
+    }
 }
-
-impl_venue_store!(super::PgStore, sqlx::Postgres);
-impl_venue_store!(super::SqliteStore, sqlx::Sqlite);
 
 #[cfg(test)]
 mod tests {

@@ -15,12 +15,17 @@
 //! within moments, so a retry runs afresh instead of hearing "in progress"
 //! from a transaction nobody waits for. SQLite starts the
 //! transaction `IMMEDIATE` (one writer, waiting up to the busy timeout) and is
-//! bounded by the caller's timeout around the whole call.
+//! bounded by the caller's timeout around the whole call. Those two openings
+//! are each backend's `Backend::begin_write`; the rest is one body.
 
 use std::future::Future;
 use std::time::Duration;
 
-use crate::domain::DomainError;
+use sqlx::postgres::PgConnection;
+
+use super::backend::{Backend, Binds, RowsAffected};
+use super::sql_store::SqlStore;
+use crate::domain::{DomainError, fold};
 use crate::store::Owner;
 
 /// The idempotency record written with an effect.
@@ -168,20 +173,31 @@ const CANCEL_ABANDONED: &str = "SELECT pg_cancel_backend(pid) FROM pg_stat_activ
 /// Armed while a PostgreSQL write transaction runs; dropped armed (its
 /// future abandoned before commit or rollback), it cancels the
 /// transaction's statement from another connection of the pool.
-struct CancelOnDrop {
+pub struct CancelOnDrop {
     target: Option<(sqlx::PgPool, i32, i64)>,
 }
 
 impl CancelOnDrop {
     /// Nothing to cancel (SQLite: the work stops with its connection).
-    fn none() -> CancelOnDrop {
+    pub(crate) fn none() -> CancelOnDrop {
         CancelOnDrop { target: None }
     }
 
     /// The transaction ended normally: nothing to cancel.
-    fn disarm(mut self) {
+    pub(crate) fn disarm(mut self) {
         self.target = None;
     }
+}
+
+/// Arms a [`CancelOnDrop`] on the PostgreSQL transaction open on `tx`.
+pub(crate) async fn cancel_own_transaction(
+    pool: &sqlx::PgPool,
+    tx: &mut PgConnection,
+) -> Result<CancelOnDrop, sqlx::Error> {
+    let (pid, started_us): (i32, i64) = sqlx::query_as(OWN_TRANSACTION).fetch_one(tx).await?;
+    Ok(CancelOnDrop {
+        target: Some((pool.clone(), pid, started_us)),
+    })
 }
 
 impl Drop for CancelOnDrop {
@@ -207,170 +223,115 @@ impl Drop for CancelOnDrop {
 }
 
 /// A 64-bit advisory lock id from a hex key hash.
-fn lock_id(key_hash: &str) -> i64 {
+pub(crate) fn lock_id(key_hash: &str) -> i64 {
     key_hash
         .get(..16)
         .and_then(|hex| u64::from_str_radix(hex, 16).ok())
         .map_or(0, |v| v as i64)
 }
 
-/// Implements [`IdempotentWrites`] for a store with `pool()` from one body;
-/// `$begin` opens the transaction (with the per-call bound and the backend's
-/// lock) and gives it with its [`CancelOnDrop`].
-macro_rules! impl_writes {
-    ($store:ty, $db:ty, |$tx:ident, $pool:ident, $claim:ident, $timeout:ident| $begin:block) => {
-        impl IdempotentWrites for $store {
-            async fn conversation_target(
-                &self,
-                conversation_id: &str,
-            ) -> Result<Option<ConversationTarget>, DomainError> {
-                Ok(sqlx::query_as(CONVERSATION_TARGET)
-                    .bind(conversation_id)
-                    .fetch_optional(self.pool())
-                    .await?)
-            }
+impl<B: Backend> IdempotentWrites for SqlStore<B> {
+    async fn conversation_target(
+        &self,
+        conversation_id: &str,
+    ) -> Result<Option<ConversationTarget>, DomainError> {
+        let mut conn = self.pool().acquire().await?;
+        let query = sqlx::query(CONVERSATION_TARGET).text(conversation_id);
+        let row = B::fetch_row(&mut conn, query).await?;
+        Ok(row.as_ref().map(B::decode).transpose()?)
+    }
 
-            async fn apply_once(
-                &self,
-                $claim: &IdempotencyClaim,
-                effect: &Effect,
-                $timeout: Option<Duration>,
-            ) -> Result<Applied, DomainError> {
-                let $pool = self.pool();
-                let work = async {
-                    let (mut $tx, cancel) = $begin;
-                    sqlx::query(DELETE_EXPIRED)
-                        .bind(&$claim.key_hash)
-                        .bind($claim.now_ms)
-                        .execute(&mut *$tx)
-                        .await?;
-                    let inserted = sqlx::query(INSERT_CLAIM)
-                        .bind(&$claim.key_hash)
-                        .bind($claim.tool)
-                        .bind(&$claim.request_hash)
-                        .bind(&$claim.result_json)
-                        .bind($claim.now_ms)
-                        .bind($claim.expires_at_ms)
-                        .execute(&mut *$tx)
-                        .await?
-                        .rows_affected();
-                    if inserted == 0 {
-                        let (request_hash, result_json): (String, Option<String>) =
-                            sqlx::query_as(EXISTING_CLAIM)
-                                .bind(&$claim.key_hash)
-                                .fetch_one(&mut *$tx)
-                                .await?;
-                        $tx.rollback().await?;
-                        cancel.disarm();
-                        return Ok(Applied::Existing {
-                            request_hash,
-                            result_json,
-                        });
+    async fn apply_once(
+        &self,
+        claim: &IdempotencyClaim,
+        effect: &Effect,
+        timeout: Option<Duration>,
+    ) -> Result<Applied, DomainError> {
+        let work = async {
+            let (mut tx, cancel) = B::begin_write(self.pool(), &claim.key_hash, timeout).await?;
+            let expired = sqlx::query(DELETE_EXPIRED)
+                .text(&claim.key_hash)
+                .int(claim.now_ms);
+            B::execute(&mut tx, expired).await?;
+            let insert = sqlx::query(INSERT_CLAIM)
+                .text(&claim.key_hash)
+                .text(claim.tool)
+                .text(&claim.request_hash)
+                .text(&claim.result_json)
+                .int(claim.now_ms)
+                .int(claim.expires_at_ms);
+            let inserted = B::execute(&mut tx, insert).await?.rows_affected();
+            if inserted == 0 {
+                let existing = sqlx::query(EXISTING_CLAIM).text(&claim.key_hash);
+                let row = B::fetch_row(&mut tx, existing)
+                    .await?
+                    .ok_or(sqlx::Error::RowNotFound)?;
+                let (request_hash, result_json): (String, Option<String>) = B::decode(&row)?;
+                tx.rollback().await?;
+                cancel.disarm();
+                return Ok(Applied::Existing {
+                    request_hash,
+                    result_json,
+                });
+            }
+            match effect {
+                Effect::Message(message) => {
+                    let insert = sqlx::query(INSERT_MESSAGE)
+                        .text(&message.id)
+                        .text(&message.conversation_id)
+                        .text(message.sender)
+                        .text(&message.body)
+                        .text(&fold(&message.body))
+                        .int(message.created_at_ms);
+                    B::execute(&mut tx, insert).await?;
+                    let touch = sqlx::query(TOUCH_CONVERSATION)
+                        .text(&message.conversation_id)
+                        .int(message.created_at_ms)
+                        .text(message.sender);
+                    B::execute(&mut tx, touch).await?;
+                    if let Some(channel) = &message.outbox_channel {
+                        let outbox = sqlx::query(INSERT_OUTBOX)
+                            .text(&message.id)
+                            .text(&message.conversation_id)
+                            .text(channel)
+                            .int(message.created_at_ms);
+                        B::execute(&mut tx, outbox).await?;
                     }
-                    match effect {
-                        Effect::Message(message) => {
-                            sqlx::query(INSERT_MESSAGE)
-                                .bind(&message.id)
-                                .bind(&message.conversation_id)
-                                .bind(message.sender)
-                                .bind(&message.body)
-                                .bind($crate::domain::fold(&message.body))
-                                .bind(message.created_at_ms)
-                                .execute(&mut *$tx)
-                                .await?;
-                            sqlx::query(TOUCH_CONVERSATION)
-                                .bind(&message.conversation_id)
-                                .bind(message.created_at_ms)
-                                .bind(message.sender)
-                                .execute(&mut *$tx)
-                                .await?;
-                            if let Some(channel) = &message.outbox_channel {
-                                sqlx::query(INSERT_OUTBOX)
-                                    .bind(&message.id)
-                                    .bind(&message.conversation_id)
-                                    .bind(channel)
-                                    .bind(message.created_at_ms)
-                                    .execute(&mut *$tx)
-                                    .await?;
-                            }
-                        }
-                        Effect::Organization(org) => {
-                            sqlx::query(INSERT_ORGANIZATION)
-                                .bind(&org.id)
-                                .bind(&org.name)
-                                .bind(org.created_at_ms)
-                                .execute(&mut *$tx)
-                                .await?;
-                        }
-                        Effect::Location(loc) => {
-                            sqlx::query(INSERT_LOCATION)
-                                .bind(&loc.id)
-                                .bind(&loc.organization_id)
-                                .bind(&loc.name)
-                                .bind(&loc.line1)
-                                .bind(&loc.city)
-                                .bind(&loc.postal_code)
-                                .bind(&loc.country)
-                                .bind(&loc.timezone)
-                                .bind(&loc.currency)
-                                .bind(loc.created_at_ms)
-                                .execute(&mut *$tx)
-                                .await?;
-                        }
-                    }
-                    $tx.commit().await?;
-                    cancel.disarm();
-                    Ok::<Applied, DomainError>(Applied::Done)
-                };
-                match $timeout {
-                    Some(limit) => tokio::time::timeout(limit, work)
-                        .await
-                        .unwrap_or(Err(DomainError::DeadlineExceeded)),
-                    None => work.await,
+                }
+                Effect::Organization(org) => {
+                    let insert = sqlx::query(INSERT_ORGANIZATION)
+                        .text(&org.id)
+                        .text(&org.name)
+                        .int(org.created_at_ms);
+                    B::execute(&mut tx, insert).await?;
+                }
+                Effect::Location(loc) => {
+                    let insert = sqlx::query(INSERT_LOCATION)
+                        .text(&loc.id)
+                        .text(&loc.organization_id)
+                        .text(&loc.name)
+                        .text(&loc.line1)
+                        .text(&loc.city)
+                        .text(&loc.postal_code)
+                        .text(&loc.country)
+                        .text(&loc.timezone)
+                        .text(&loc.currency)
+                        .int(loc.created_at_ms);
+                    B::execute(&mut tx, insert).await?;
                 }
             }
-        }
-    };
-}
-
-impl_writes!(
-    super::PgStore,
-    sqlx::Postgres,
-    |tx, pool, claim, timeout| {
-        let mut tx = pool.begin().await?;
-        let (pid, started_us): (i32, i64) =
-            sqlx::query_as(OWN_TRANSACTION).fetch_one(&mut *tx).await?;
-        let cancel = CancelOnDrop {
-            target: Some((pool.clone(), pid, started_us)),
-        };
-        if let Some(limit) = timeout {
-            super::postgres::set_local_statement_timeout(&mut tx, limit).await?;
-        }
-        let (locked,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_xact_lock($1)")
-            .bind(lock_id(&claim.key_hash))
-            .fetch_one(&mut *tx)
-            .await?;
-        if !locked {
+            tx.commit().await?;
             cancel.disarm();
-            return Err(DomainError::OperationInProgress {
-                retry_after: Duration::from_secs(1),
-            });
+            Ok::<Applied, DomainError>(Applied::Done)
+        };
+        match timeout {
+            Some(limit) => tokio::time::timeout(limit, work)
+                .await
+                .unwrap_or(Err(DomainError::DeadlineExceeded)),
+            None => work.await,
         }
-        (tx, cancel)
     }
-);
-
-impl_writes!(
-    super::SqliteStore,
-    sqlx::Sqlite,
-    |tx, pool, claim, timeout| {
-        let _ = (claim, timeout);
-        (
-            pool.begin_with("BEGIN IMMEDIATE").await?,
-            CancelOnDrop::none(),
-        )
-    }
-);
+}
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long and how hard one measurement runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Plan {
     pub concurrency: usize,
     /// Upper bound of measured requests (the window may end first).
@@ -20,7 +20,7 @@ pub struct Plan {
 }
 
 /// The outcome of one measurement.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     pub concurrency: usize,
     /// Completed requests (successes and failures).
@@ -32,6 +32,17 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// A measurement that could not run.
+    pub fn none(concurrency: usize) -> Stats {
+        Stats {
+            concurrency,
+            requests: 0,
+            failures: 0,
+            elapsed: Duration::ZERO,
+            latencies_us: Vec::new(),
+        }
+    }
+
     /// Successful requests per second.
     pub fn throughput(&self) -> f64 {
         let secs = self.elapsed.as_secs_f64();

@@ -14,6 +14,7 @@
 
 mod budget;
 mod data;
+mod drive;
 mod load;
 mod peers;
 mod report;
@@ -36,7 +37,7 @@ use sqlx::{Connection, PgConnection, Row as _};
 
 use crate::load::{Plan, Stats};
 use crate::report::{Row, SizePoint};
-use crate::rounds::{Target, TargetKind};
+use crate::rounds::Target;
 use crate::targets::{DirectGrpc, McpHttp, ToolCall};
 use crate::topology::Topology;
 
@@ -120,6 +121,10 @@ enum Command {
     /// data), print its URLs and a token, and serve until Ctrl-C, for an
     /// outside load driver or profiler.
     ServeStack,
+    /// The load generator of one measurement (started by the benchmark
+    /// itself: a request on stdin, statistics on stdout).
+    #[command(hide = true)]
+    Drive,
     /// Serve the rmcp peer (used by the benchmark itself).
     #[cfg(feature = "rmcp-peer")]
     RmcpPeer {
@@ -138,6 +143,7 @@ fn main() -> anyhow::Result<()> {
     match &args.command {
         None => runtime.block_on(bench(args)),
         Some(Command::ServeStack) => runtime.block_on(serve_stack(args)),
+        Some(Command::Drive) => runtime.block_on(drive::serve()),
         #[cfg(feature = "rmcp-peer")]
         Some(Command::RmcpPeer { port, database_url }) => {
             runtime.block_on(rmcp_peer::serve(*port, database_url))
@@ -198,11 +204,10 @@ async fn serve_stack(args: Args) -> anyhow::Result<()> {
 }
 
 fn orders_list() -> ToolCall {
-    ToolCall {
-        name: "chataigne_orders_list".to_owned(),
-        arguments: std::sync::Arc::new(|_| json!({"location_id": demo::LOC_PARIS, "limit": 20})),
-        fixed: true,
-    }
+    ToolCall::fixed(
+        "chataigne_orders_list",
+        json!({"location_id": demo::LOC_PARIS, "limit": 20}),
+    )
 }
 
 /// The second tool of the table: a write when the catalogue has one this
@@ -242,19 +247,11 @@ async fn second_tool(tools_grpc_url: &str, tools_url: &str) -> anyhow::Result<(T
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |elapsed| elapsed.as_nanos())
         );
-        let sequence = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let call = ToolCall {
             name: "chataigne_conversation_message_send".to_owned(),
-            arguments: std::sync::Arc::new(move |n| {
-                let key = sequence.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let conversation = &conversations[(n as usize) % conversations.len()];
-                json!({
-                    "conversation_id": conversation,
-                    "text": "Your order is on its way.",
-                    "idempotency_key": format!("bench-{run}-{key:012}"),
-                })
-            }),
-            fixed: false,
+            template: json!({"text": "Your order is on its way."}),
+            rotate: Some(("conversation_id".to_owned(), conversations)),
+            keys: Some(format!("bench-{run}")),
         };
         return Ok((call, true));
     }
@@ -265,11 +262,7 @@ async fn second_tool(tools_grpc_url: &str, tools_url: &str) -> anyhow::Result<(T
     .fetch_one(&mut db)
     .await?
     .try_get(0)?;
-    let call = ToolCall {
-        name: "chataigne_order_get".to_owned(),
-        arguments: std::sync::Arc::new(move |_| json!({"order_id": order})),
-        fixed: true,
-    };
+    let call = ToolCall::fixed("chataigne_order_get", json!({"order_id": order}));
     Ok((call, false))
 }
 
@@ -382,7 +375,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     if let Some(seconds) = args.soak {
         let soak = Target {
             label: "full stack read".to_owned(),
-            kind: TargetKind::Http(full_read),
+            driven: full_read.driven(),
             reference: 0,
             probe: probe(&args, &client, &tools_url, &stack, all, true),
         };
@@ -420,31 +413,31 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     let mut targets = vec![
         Target {
             label: format!("full stack · {}", read.name),
-            kind: TargetKind::Http(full_read.clone()),
+            driven: full_read.driven(),
             reference: 0,
             probe: probe(&args, &client, &tools_url, &stack, all.clone(), true),
         },
         Target {
             label: format!("tool-service gRPC direct · {}", read.name),
-            kind: TargetKind::Grpc(direct_read),
+            driven: direct_read.driven(),
             reference: 0,
             probe: probe(&args, &client, &tools_url, &stack, tools_only.clone(), true),
         },
         Target {
             label: format!("full stack · {second_label}"),
-            kind: TargetKind::Http(full_second),
+            driven: full_second.driven(),
             reference: 2,
             probe: probe(&args, &client, &tools_url, &stack, all.clone(), true),
         },
         Target {
             label: format!("tool-service gRPC direct · {}", second.name),
-            kind: TargetKind::Grpc(direct_second),
+            driven: direct_second.driven(),
             reference: 2,
             probe: probe(&args, &client, &tools_url, &stack, tools_only, true),
         },
         Target {
             label: "bare axum JSON endpoint (same body sizes)".to_owned(),
-            kind: TargetKind::Http(bare),
+            driven: bare.driven(),
             reference: 0,
             probe: probe(
                 &args,
@@ -500,7 +493,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         }
         targets.push(Target {
             label,
-            kind: TargetKind::Http(target),
+            driven: target.driven(),
             reference: 0,
             probe: probe(&args, &client, &tools_url, &stack, pids, false),
         });
@@ -574,7 +567,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
             target.probe().await?;
             let target = Target {
                 label: "full stack read".to_owned(),
-                kind: TargetKind::Http(target),
+                driven: target.driven(),
                 reference: 0,
                 probe: probe(&args, &client, &tools_url, &stack, stack_pids(&stack), true),
             };

@@ -2,20 +2,20 @@
 //! same concurrency, so every ratio compares targets measured side by side;
 //! rows report the median round and ratios the median of same-round ratios.
 
-use crate::budget::{Budget, Probe};
-use crate::load::{self, Plan, Stats};
-use crate::targets::{DirectGrpc, McpHttp};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How a target is called.
-pub enum TargetKind {
-    Http(McpHttp),
-    Grpc(DirectGrpc),
-}
+use crate::budget::{Budget, Probe};
+use crate::drive::{self, Drive, Driven};
+use crate::load::{Plan, Stats};
+
+/// Measurements started by this run (each write measurement's keys are its own).
+static MEASUREMENTS: AtomicU64 = AtomicU64::new(0);
 
 /// One row of the comparison.
 pub struct Target {
     pub label: String,
-    pub kind: TargetKind,
+    /// What the load driver calls.
+    pub driven: Driven,
     /// Index of the target whose throughput this one's ratio divides by.
     pub reference: usize,
     /// The processes (and counters) whose cost is this target's budget.
@@ -30,46 +30,28 @@ pub struct Measured {
 }
 
 impl Target {
-    async fn load(&self, plan: Plan) -> Stats {
-        match &self.kind {
-            TargetKind::Http(target) => {
-                let target = target.clone();
-                load::run(plan, move |n| {
-                    let target = target.clone();
-                    async move { target.call(n).await }
-                })
-                .await
-            }
-            TargetKind::Grpc(target) => {
-                let target = target.clone();
-                load::run(plan, move |n| {
-                    let target = target.clone();
-                    async move { target.call(n).await }
-                })
-                .await
-            }
-        }
-    }
-
-    /// A warm-up, then the measured window with the budget read around it.
+    /// A load driver of its own runs the warm-up, then the measured window
+    /// with the budget read around it.
     pub async fn measure(&self, plan: Plan) -> Measured {
-        if !plan.warmup.is_zero() {
-            self.load(Plan {
-                window: plan.warmup,
-                warmup: std::time::Duration::ZERO,
-                ..plan
-            })
-            .await;
-        }
-        let before = self.probe.sample().await;
-        let stats = self
-            .load(Plan {
-                warmup: std::time::Duration::ZERO,
-                ..plan
-            })
-            .await;
+        let measurement = MEASUREMENTS.fetch_add(1, Ordering::Relaxed);
+        let drive = Drive {
+            target: self.driven.for_measurement(measurement),
+            plan,
+        };
+        let mut before = None;
+        let stats = drive::measure(&drive, async {
+            before = Some(self.probe.sample().await);
+        })
+        .await;
         let after = self.probe.sample().await;
-        let budget = Budget::between(&before, &after, stats.requests);
+        let stats = stats.unwrap_or_else(|error| {
+            eprintln!("  {}: the measurement failed: {error:#}", self.label);
+            Stats::none(plan.concurrency)
+        });
+        let budget = match &before {
+            Some(before) => Budget::between(before, &after, stats.requests),
+            None => Budget::default(),
+        };
         Measured { stats, budget }
     }
 }

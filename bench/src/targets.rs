@@ -4,6 +4,10 @@
 //! (the tool-service called directly, as the gateway does).
 
 use std::sync::{Arc, RwLock};
+
+use serde::{Deserialize, Serialize};
+
+use crate::drive::Driven;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -19,26 +23,71 @@ use tonic::transport::{Channel, Endpoint};
 /// The MCP protocol revision the benchmark speaks.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
-/// Arguments of one call, given its sequence number (writes need unique
-/// idempotency keys; reads ignore it).
-pub type Arguments = Arc<dyn Fn(u64) -> Value + Send + Sync>;
-
-/// A tool and how to build its arguments.
-#[derive(Clone)]
+/// A tool and how to build the arguments of call `n`: `template`, with the
+/// `rotate` argument taking its values in turn (e.g. writes spread over many
+/// conversations) and, for writes, an `idempotency_key` that no other call
+/// of any measurement or run has used (`keys` prefix + `n`). Plain data, so
+/// the load generator can run in a process of its own.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolCall {
     pub name: String,
-    pub arguments: Arguments,
-    /// Whether every call's arguments are the same (bodies are then built once).
-    pub fixed: bool,
+    pub template: Value,
+    pub rotate: Option<(String, Vec<String>)>,
+    /// Prefix of the idempotency keys; `None`: the tool takes none.
+    pub keys: Option<String>,
 }
 
 impl ToolCall {
+    /// A call whose arguments are always `arguments`.
+    pub fn fixed(name: &str, arguments: Value) -> ToolCall {
+        ToolCall {
+            name: name.to_owned(),
+            template: arguments,
+            rotate: None,
+            keys: None,
+        }
+    }
+
+    /// Whether every call's arguments are the same (bodies are then built once).
+    pub fn is_fixed(&self) -> bool {
+        self.keys.is_none()
+            && self
+                .rotate
+                .as_ref()
+                .is_none_or(|(_, values)| values.len() < 2)
+    }
+
+    /// The same call with keys of their own: `measurement` distinguishes
+    /// this measurement's keys from every other's.
+    pub fn for_measurement(&self, measurement: u64) -> ToolCall {
+        let mut call = self.clone();
+        if let Some(prefix) = &mut call.keys {
+            *prefix = format!("{prefix}-m{measurement}");
+        }
+        call
+    }
+
+    /// The arguments of call `n`.
+    pub fn arguments(&self, n: u64) -> Value {
+        let mut arguments = self.template.clone();
+        if let (Some((field, values)), Some(object)) = (&self.rotate, arguments.as_object_mut())
+            && !values.is_empty()
+        {
+            let value = &values[usize::try_from(n).unwrap_or(0) % values.len()];
+            object.insert(field.clone(), json!(value));
+        }
+        if let (Some(prefix), Some(object)) = (&self.keys, arguments.as_object_mut()) {
+            object.insert("idempotency_key".into(), json!(format!("{prefix}-{n:012}")));
+        }
+        arguments
+    }
+
     fn message(&self, n: u64) -> Value {
         json!({
             "jsonrpc": "2.0",
             "id": n,
             "method": "tools/call",
-            "params": {"name": self.name, "arguments": (self.arguments)(n)},
+            "params": {"name": self.name, "arguments": self.arguments(n)},
         })
     }
 
@@ -53,6 +102,7 @@ impl ToolCall {
 pub struct McpHttp {
     client: reqwest::Client,
     url: String,
+    token: Option<String>,
     bearer: Option<String>,
     call: ToolCall,
     fixed_body: Option<Bytes>,
@@ -77,10 +127,11 @@ impl McpHttp {
         bearer: Option<&str>,
         call: ToolCall,
     ) -> McpHttp {
-        let fixed_body = call.fixed.then(|| call.body(1));
+        let fixed_body = call.is_fixed().then(|| call.body(1));
         McpHttp {
             client,
             url: url.to_owned(),
+            token: bearer.map(str::to_owned),
             bearer: bearer.map(|token| format!("Bearer {token}")),
             call,
             fixed_body,
@@ -103,6 +154,15 @@ impl McpHttp {
             request = request.header("authorization", bearer);
         }
         request.send().await
+    }
+
+    /// This target as a load driver calls it.
+    pub fn driven(&self) -> Driven {
+        Driven::Http {
+            url: self.url.clone(),
+            bearer: self.token.clone(),
+            call: self.call.clone(),
+        }
     }
 
     /// One call; true when it is a successful tool result.
@@ -142,6 +202,8 @@ pub fn successful_result(body: &[u8]) -> bool {
 /// assertion, over one channel like the gateway's.
 #[derive(Clone)]
 pub struct DirectGrpc {
+    /// What it was connected with, for a load driver to connect the same way.
+    driven: Driven,
     client: ToolCatalogClient<Channel>,
     assertion: Arc<RwLock<AsciiMetadataValue>>,
     call: ToolCall,
@@ -188,6 +250,13 @@ impl DirectGrpc {
             assertion_for(&mut auth, token, resource).await?,
         ));
         let refreshed = assertion.clone();
+        let driven = Driven::Grpc {
+            tools_url: tools_url.to_owned(),
+            auth_url: auth_url.to_owned(),
+            token: token.to_owned(),
+            resource: resource.to_owned(),
+            call: call.clone(),
+        };
         let (token, resource) = (token.to_owned(), resource.to_owned());
         let refresher = tokio::spawn(async move {
             loop {
@@ -199,9 +268,10 @@ impl DirectGrpc {
                 }
             }
         });
-        let fixed_arguments = call.fixed.then(|| (call.arguments)(0).to_string());
+        let fixed_arguments = call.is_fixed().then(|| call.arguments(0).to_string());
         Ok((
             DirectGrpc {
+                driven,
                 client: ToolCatalogClient::new(channel(tools_url)?),
                 assertion,
                 call,
@@ -214,7 +284,7 @@ impl DirectGrpc {
     async fn send(&self, n: u64) -> Result<String, tonic::Status> {
         let arguments_json = match &self.fixed_arguments {
             Some(arguments) => arguments.clone(),
-            None => (self.call.arguments)(n).to_string(),
+            None => self.call.arguments(n).to_string(),
         };
         let mut request = tonic::Request::new(CallToolRequest {
             name: self.call.name.clone(),
@@ -236,6 +306,11 @@ impl DirectGrpc {
         self.send(n).await.is_ok()
     }
 
+    /// This target as a load driver calls it.
+    pub fn driven(&self) -> Driven {
+        self.driven.clone()
+    }
+
     /// One call; the `data` JSON on success.
     pub async fn probe(&self) -> anyhow::Result<String> {
         self.send(0)
@@ -247,6 +322,30 @@ impl DirectGrpc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_rotate_their_target_and_never_reuse_a_key() {
+        let call = ToolCall {
+            name: "send".into(),
+            template: json!({"text": "hi"}),
+            rotate: Some(("conversation_id".into(), vec!["c1".into(), "c2".into()])),
+            keys: Some("bench-run".into()),
+        };
+        assert!(!call.is_fixed());
+        let first = call.for_measurement(1);
+        let second = call.for_measurement(2);
+        assert_eq!(first.arguments(0)["conversation_id"], "c1");
+        assert_eq!(first.arguments(1)["conversation_id"], "c2");
+        assert_ne!(
+            first.arguments(5)["idempotency_key"],
+            second.arguments(5)["idempotency_key"]
+        );
+        assert_ne!(
+            first.arguments(5)["idempotency_key"],
+            first.arguments(6)["idempotency_key"]
+        );
+        assert!(ToolCall::fixed("read", json!({"limit": 20})).is_fixed());
+    }
 
     #[test]
     fn results_errors_and_error_results_are_told_apart() {

@@ -110,14 +110,14 @@ async fn tools_list_is_filtered_by_scope_and_cached() {
     h.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_catalogue_is_fetched_again_after_its_ttl() {
     let h = Harness::start_with(|config| config.tool_catalog_ttl_secs = 1).await;
     let list = json!({"jsonrpc":"2.0","id":2,"method":"tools/list"});
     h.rpc(TOKEN_ALL, list.clone()).await;
     h.rpc(TOKEN_ALL, list.clone()).await;
     assert_eq!(h.tools.0.lock().unwrap().list_calls, 1);
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    tokio::time::advance(std::time::Duration::from_millis(1100)).await;
     h.rpc(TOKEN_ALL, list).await;
     assert_eq!(h.tools.0.lock().unwrap().list_calls, 2);
     h.shutdown().await;
@@ -287,20 +287,24 @@ async fn google_profile_raises_fatal_categories_with_platform_codes() {
     h.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn deadlines_give_timeout_for_reads_and_outcome_unknown_for_writes() {
     let h = Harness::start().await;
-    let started = std::time::Instant::now();
+    // On the paused clock each call takes exactly as long as the gateway
+    // waits: its 400 ms deadline, never the fake's late 1.5 s answer.
+    let started = tokio::time::Instant::now();
     let body = h.call_tool(TOKEN_ALL, "orders_slow", json!({})).await;
     let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_TOOL_TIMEOUT", "{body}");
     assert_eq!(error["category"], "timeout");
     assert_eq!(error["retryable"], true);
+    assert!(started.elapsed() < support::SLOW_TOOL_ANSWERS_AFTER);
+    let started = tokio::time::Instant::now();
     let body = h.call_tool(TOKEN_ALL, "order_slow_write", json!({})).await;
     let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_OUTCOME_UNKNOWN", "{body}");
     assert_eq!(error["retryable"], false);
-    assert!(started.elapsed() < std::time::Duration::from_millis(2500));
+    assert!(started.elapsed() < support::SLOW_TOOL_ANSWERS_AFTER);
     // The deadline travels as a gRPC deadline.
     let seen = h.tool_calls();
     let timeout = seen[0].metadata.iter().find(|(k, _)| k == "grpc-timeout");
@@ -308,11 +312,13 @@ async fn deadlines_give_timeout_for_reads_and_outcome_unknown_for_writes() {
     h.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_unreachable_tool_service_is_a_quick_dependency_error() {
     let down = support::closed_port_url().await;
     let h = Harness::start_with(|config| config.tool_service_url = down).await;
-    let started = std::time::Instant::now();
+    // Paused clock: the refused connection is reported without waiting out
+    // the 400 ms read deadline.
+    let started = tokio::time::Instant::now();
     let body = h.call_tool(TOKEN_ALL, "orders_list", json!({})).await;
     let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_DEPENDENCY_UNAVAILABLE", "{body}");
@@ -324,7 +330,7 @@ async fn an_unreachable_tool_service_is_a_quick_dependency_error() {
         .await;
     assert_eq!(status, 200);
     assert_eq!(body["error"]["code"], -32603, "{body}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    assert!(started.elapsed() < std::time::Duration::from_millis(400));
     h.shutdown().await;
 }
 
@@ -420,14 +426,14 @@ async fn disabled_writes_are_hidden_and_refused() {
 async fn a_second_path_serves_alongside_v1() {
     let h = Harness::start_with(|config| {
         config.endpoints.push(chataigne_gateway::EndpointConfig {
-            path: "/mcp/v2".to_owned(),
+            path: "/mcp/beta".to_owned(),
             ..Default::default()
         });
     })
     .await;
     let response = h
         .client
-        .post(format!("{}/mcp/v2", h.base))
+        .post(format!("{}/mcp/beta", h.base))
         .bearer_auth(TOKEN_ALL)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
@@ -437,7 +443,7 @@ async fn a_second_path_serves_alongside_v1() {
         .unwrap();
     assert_eq!(response.status(), 200);
     let resources: Vec<String> = h.auth_calls().into_iter().map(|(_, r)| r).collect();
-    assert_eq!(resources, vec![format!("{}/mcp/v2", h.base)]);
+    assert_eq!(resources, vec![format!("{}/mcp/beta", h.base)]);
     let (status, _) = h
         .rpc(TOKEN_ALL, json!({"jsonrpc":"2.0","id":1,"method":"ping"}))
         .await;
@@ -449,7 +455,7 @@ async fn a_second_path_serves_alongside_v1() {
 async fn an_endpoint_serves_the_revision_its_config_names() {
     let h = Harness::start_with(|config| {
         config.endpoints.push(chataigne_gateway::EndpointConfig {
-            path: "/mcp/v2".to_owned(),
+            path: "/mcp/beta".to_owned(),
             revision: chataigne_gateway::Revision::V2025_11_25,
             ..Default::default()
         });
@@ -457,7 +463,7 @@ async fn an_endpoint_serves_the_revision_its_config_names() {
     .await;
     let send = |message: Value| {
         h.client
-            .post(format!("{}/mcp/v2", h.base))
+            .post(format!("{}/mcp/beta", h.base))
             .bearer_auth(TOKEN_ALL)
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
@@ -478,13 +484,14 @@ async fn an_endpoint_serves_the_revision_its_config_names() {
     h.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn shutdown_lets_in_flight_requests_finish() {
     let h = Harness::start().await;
     let request = h
         .post(TOKEN_ALL)
         .body(call("orders_slow", json!({})).to_string());
     let in_flight = tokio::spawn(async move { request.send().await });
+    // The paused clock moves only once the call waits on the slow tool.
     tokio::time::sleep(std::time::Duration::from_millis(150)).await;
     h.shutdown().await;
     let response = in_flight

@@ -2,7 +2,8 @@
 //! metadata, the deadline of the tool's class, and every failure (backend
 //! status, expired deadline, unreadable output) decoded into a shared code.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use chataigne_common::ErrorCode;
 use chataigne_common::balance::Balanced;

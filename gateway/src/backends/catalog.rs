@@ -6,7 +6,8 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use chataigne_common::balance::Balanced;
 use chataigne_proto::tools::v1::{

@@ -30,6 +30,10 @@ pub const TOKEN_ALL: &str = "tok-all-5f1c";
 pub const TOKEN_READ: &str = "tok-read-9a2b";
 /// Token the fake auth-service answers too late.
 pub const TOKEN_SLOW: &str = "tok-slow-33de";
+/// How long the fake auth-service takes over [`TOKEN_SLOW`].
+pub const SLOW_AUTH_ANSWERS_AFTER: Duration = Duration::from_secs(3);
+/// How long the fake tool-service takes over its `*_slow*` tools.
+pub const SLOW_TOOL_ANSWERS_AFTER: Duration = Duration::from_millis(1500);
 /// Token the fake auth-service fails with an internal error.
 pub const TOKEN_BROKEN: &str = "tok-broken-77aa";
 pub const GOOGLE_HOST: &str = "gemini.mcp.example.test";
@@ -90,7 +94,7 @@ impl AuthService for FakeAuth {
             ))),
             TOKEN_READ => Ok(Response::new(principal("user-2", &["orders.read"]))),
             TOKEN_SLOW => {
-                tokio::time::sleep(Duration::from_secs(3)).await;
+                tokio::time::sleep(SLOW_AUTH_ANSWERS_AFTER).await;
                 Ok(Response::new(principal("user-3", &["orders.read"])))
             }
             TOKEN_BROKEN => Err(Status::internal("database exploded")),
@@ -254,7 +258,7 @@ impl ToolCatalog for FakeTools {
                 &[],
             )),
             "orders_slow" | "order_slow_write" => {
-                tokio::time::sleep(Duration::from_millis(1500)).await;
+                tokio::time::sleep(SLOW_TOOL_ANSWERS_AFTER).await;
                 ok(json!({}), "late", "")
             }
             "orders_unavailable" => Err(Status::unavailable("connection refused to 10.0.0.7:5432")),
@@ -384,11 +388,15 @@ impl Harness {
         config.auth_service_url = auth_url;
         config.tool_service_url = tools_url;
         adjust(&mut config);
-        auth.0.lock().unwrap().resources = vec![
-            format!("{base}/mcp/v1"),
-            format!("{GOOGLE_ORIGIN}/mcp/v1"),
-            format!("{base}/mcp/v2"),
-        ];
+        // The fake auth-service issues for every configured endpoint.
+        auth.0.lock().unwrap().resources = config
+            .endpoints
+            .iter()
+            .map(|endpoint| {
+                let origin = endpoint.public_url.as_deref().unwrap_or(&base);
+                format!("{origin}{}", endpoint.path)
+            })
+            .collect();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(chataigne_gateway::run(
             config,

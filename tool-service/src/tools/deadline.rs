@@ -14,10 +14,14 @@ tokio::task_local! {
     static DEADLINE: Instant;
 }
 
-/// Time kept back so the answer reaches the caller before its own expiry.
-const MARGIN: Duration = Duration::from_millis(20);
+/// Time kept back so the answer reaches the caller before its own expiry:
+/// a tenth of the deadline, at least 20 ms and at most 50 ms (a loaded
+/// host may take tens of milliseconds to hand the answer over).
+fn margin(timeout: Duration) -> Duration {
+    (timeout / 10).clamp(Duration::from_millis(20), Duration::from_millis(50))
+}
 
-/// Runs `work` within `timeout` (minus a small margin); past it, the work
+/// Runs `work` within `timeout` (minus a small [`margin`]); past it, the work
 /// is dropped (an open transaction rolls back) and `DeadlineExceeded` returned.
 pub async fn within<T>(
     timeout: Option<Duration>,
@@ -27,7 +31,7 @@ pub async fn within<T>(
         return work.await;
     };
     let budget = timeout
-        .checked_sub(MARGIN)
+        .checked_sub(margin(timeout))
         .filter(|b| !b.is_zero())
         .unwrap_or(timeout);
     let deadline = Instant::now() + budget;
@@ -78,6 +82,20 @@ mod tests {
         for bad in ["", "m", "123456789m", "12x", "-1S", "1.5S"] {
             assert_eq!(parse_grpc_timeout(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn the_answer_is_kept_a_tenth_of_the_deadline_ahead_within_bounds() {
+        assert_eq!(margin(Duration::from_millis(50)), Duration::from_millis(20));
+        assert_eq!(
+            margin(Duration::from_millis(400)),
+            Duration::from_millis(40)
+        );
+        assert_eq!(
+            margin(Duration::from_millis(1_500)),
+            Duration::from_millis(50)
+        );
+        assert_eq!(margin(Duration::from_secs(15)), Duration::from_millis(50));
     }
 
     #[tokio::test]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use chataigne_common::ErrorCode;
 use chataigne_common::codes::{FieldViolation, decode_status};
+use chataigne_common::status_details::DetailKey;
 use chataigne_proto::auth::v1 as pb;
 use chataigne_proto::auth::v1::auth_service_server::{AuthService, AuthServiceServer};
 use tonic::{Request, Response, Status};
@@ -273,7 +274,7 @@ pub fn to_status(error: &AuthError) -> Status {
                 code.default_message(),
                 None,
                 &[],
-                &[("reason".to_owned(), failure.reason().to_owned())],
+                &[DetailKey::Reason.pair(failure.reason())],
             )
         }
         AuthError::ScopeRequired { scope } => {
@@ -282,7 +283,7 @@ pub fn to_status(error: &AuthError) -> Status {
                 code.default_message(),
                 None,
                 &[],
-                &[("scope".to_owned(), scope.clone())],
+                &[DetailKey::Scope.pair(scope.clone())],
             )
         }
         AuthError::Forbidden => ErrorCode::ResourceForbidden.status(),

@@ -187,7 +187,9 @@ pub struct DecodedStatus {
     pub message: String,
     pub retry_after: Option<Duration>,
     pub violations: Vec<FieldViolation>,
-    /// Extra non-sensitive facts (e.g. `current_status`) from `ErrorInfo.metadata`.
+    /// Extra non-sensitive facts (e.g. `current_status`) from `ErrorInfo.metadata`,
+    /// keyed by [`crate::status_details::DetailKey`]; read one with
+    /// [`DecodedStatus::detail`].
     pub metadata: Vec<(String, String)>,
 }
 
@@ -304,7 +306,7 @@ mod tests {
                     field: "limit".into(),
                     description: "too big".into(),
                 }],
-                &[("current_status".into(), "ready".into())],
+                &[crate::status_details::DetailKey::CurrentStatus.pair("ready")],
             );
             assert_eq!(status.code(), code.grpc_code());
             let decoded = decode_status(&status);

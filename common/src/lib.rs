@@ -1,9 +1,12 @@
 //! Shared foundations of the Chataigne services: the one table of error codes
 //! (and its gRPC encoding), layered configuration, telemetry start-up, the
-//! gRPC health service, Prometheus metrics, the shutdown signal and the
-//! database contract (configuration section, URL, error classes).
+//! gRPC health service, Prometheus metrics, the shutdown signal, the
+//! database contract (configuration section, URL, error classes) and the
+//! contracts between the services (status-detail keys, `Authorization`
+//! parsing, the scope table).
 
 pub mod assertion;
+pub mod authorization;
 pub mod balance;
 pub mod codes;
 pub mod config;
@@ -20,11 +23,13 @@ pub mod grpc_server;
 pub mod http_server;
 pub mod jws;
 pub mod metrics;
+pub mod probe;
 pub mod scopes;
 pub mod secrets;
 pub mod shutdown;
 pub mod sql_error;
 pub mod startup;
+pub mod status_details;
 pub mod telemetry;
 pub mod testing;
 pub mod tls;

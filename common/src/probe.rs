@@ -101,7 +101,7 @@ mod tests {
             async move {
                 let _ = stopped.await;
             },
-            || std::future::pending::<Option<bool>>(),
+            std::future::pending::<Option<bool>>,
             |_| async { ControlFlow::Continue(()) },
         ));
         tokio::time::sleep(Duration::from_secs(1)).await;

@@ -50,6 +50,21 @@ impl SqlErrorKind {
         }
     }
 
+    /// The class of `error` where the connection's backend is not at hand:
+    /// a database error is read in the numbering of the backend that raised
+    /// it (SQLite result codes for an SQLite error, SQLSTATE otherwise).
+    pub fn of_raised(error: &sqlx::Error) -> SqlErrorKind {
+        let backend = match error {
+            sqlx::Error::Database(db)
+                if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() =>
+            {
+                Backend::Sqlite
+            }
+            _ => Backend::Postgres,
+        };
+        SqlErrorKind::of(backend, error)
+    }
+
     /// Whether retrying later may succeed: every class but
     /// [`SqlErrorKind::UniqueViolation`] and [`SqlErrorKind::Other`].
     pub fn is_transient(self) -> bool {
@@ -170,6 +185,50 @@ mod tests {
         assert_eq!(
             SqlErrorKind::of(Backend::Sqlite, &error),
             SqlErrorKind::UniqueViolation
+        );
+        assert_eq!(
+            SqlErrorKind::of_raised(&error),
+            SqlErrorKind::UniqueViolation
+        );
+    }
+
+    #[tokio::test]
+    async fn a_raised_sqlite_error_is_read_in_sqlite_numbering() {
+        use sqlx::ConnectOptions;
+        use sqlx::sqlite::SqliteConnectOptions;
+        let path = std::env::temp_dir().join(format!("sql-error-{}.db", uuid::Uuid::new_v4()));
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true)
+            .busy_timeout(std::time::Duration::ZERO);
+        let mut holder = options.connect().await.unwrap();
+        sqlx::query("CREATE TABLE t (id TEXT)")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        sqlx::query("BEGIN EXCLUSIVE")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        let mut other = options.connect().await.unwrap();
+        let busy = sqlx::query("INSERT INTO t (id) VALUES ('a')")
+            .execute(&mut other)
+            .await
+            .unwrap_err();
+        // SQLITE_BUSY (5): a lock, not an unknown SQLSTATE.
+        assert_eq!(SqlErrorKind::of_raised(&busy), SqlErrorKind::LockTimeout);
+        drop((holder, other));
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut file = path.clone().into_os_string();
+            file.push(suffix);
+            let _ = std::fs::remove_file(file);
+        }
+        for error in [sqlx::Error::PoolTimedOut, sqlx::Error::WorkerCrashed] {
+            assert_eq!(SqlErrorKind::of_raised(&error), SqlErrorKind::Unavailable);
+        }
+        assert_eq!(
+            SqlErrorKind::of_raised(&sqlx::Error::RowNotFound),
+            SqlErrorKind::Other
         );
     }
 }

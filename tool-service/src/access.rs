@@ -22,6 +22,7 @@ use chataigne_common::codes::decode_status;
 use chataigne_common::expiring::ExpiringMap;
 use chataigne_common::grants::{Grants, Refusal};
 use chataigne_common::jws::{self, Es256Verifier};
+use chataigne_common::status_details::DetailKey;
 use chataigne_proto::auth::v1::{
     AssertionKeysRequest, AuthorizeRequest, ResolveAccessRequest,
     auth_service_client::AuthServiceClient,
@@ -458,11 +459,9 @@ fn refusal(status: tonic::Status) -> DomainError {
     match decoded.code {
         ErrorCode::ScopeRequired => DomainError::ScopeRequired(
             decoded
-                .metadata
-                .iter()
-                .find(|(k, _)| k == "scope")
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default(),
+                .detail(DetailKey::Scope)
+                .unwrap_or_default()
+                .to_owned(),
         ),
         ErrorCode::ResourceForbidden | ErrorCode::ResourceNotFound => DomainError::Forbidden,
         ErrorCode::Unauthenticated => DomainError::Unauthenticated,

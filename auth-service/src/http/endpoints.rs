@@ -88,10 +88,7 @@ fn basic(headers: &HeaderMap) -> Result<Option<crate::oauth::ClientCredentials>,
     };
     let bad = || AuthError::oauth(OAuthCode::InvalidClient, "client authentication failed");
     let value = value.to_str().map_err(|_| bad())?;
-    let Some(encoded) = value
-        .split_once(' ')
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"))
-        .map(|(_, rest)| rest.trim())
+    let Some(encoded) = chataigne_common::authorization::credentials(value, "basic").map(str::trim)
     else {
         return Err(bad());
     };

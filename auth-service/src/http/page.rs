@@ -275,40 +275,10 @@ application…</h1><p><a id=\"continue\" href=\"{0}\">Continue</a></p>",
     render(StatusCode::OK, "Returning to the application", &body)
 }
 
-/// A short description of a scope for people.
+/// A short description of a scope for people: its label in the scope table,
+/// or "Other access" for a scope the product does not know.
 pub fn label(scope: &str) -> &'static str {
-    match scope {
-        "openid" => "Confirm who you are",
-        "profile" => "See your name",
-        "offline_access" => "Stay connected when you are away",
-        "businessOrganization.read" => "See your organizations",
-        "location.read" => "See your locations",
-        "storeSettings.read" => "See store settings",
-        "orderSettings.read" => "See order settings",
-        "openingHoursSettings.read" => "See opening hours",
-        "deliverySettings.read" => "See delivery settings",
-        "paymentMethodSettings.read" => "See payment method settings",
-        "settings.read" => "See location settings",
-        "locationStatusSettings.read" => "See whether locations accept orders",
-        "locationStatusSettings.write" => "Pause or resume order taking",
-        "catalog.read" => "See your catalog",
-        "catalog.updateAvailability" => "Mark catalog items sold out or available",
-        "orders.read" => "See orders",
-        "orders.write" => "Change order statuses",
-        "customers.read" => "See customers (contact details masked)",
-        "conversations.read" => "Read customer conversations",
-        "conversations.write" => "Send messages in customer conversations",
-        "analytics.read" => "See analytics",
-        "discounts.read" => "See discounts",
-        "integrations.read" => "See integrations and their health",
-        "ai.read" => "See assistant settings",
-        "loyalty.read" => "See loyalty settings",
-        "referrals.read" => "See referral settings",
-        "notifications.read" => "See notification settings",
-        "admin.organizations.create" => "Create organizations (platform administration)",
-        "admin.locations.create" => "Create locations (platform administration)",
-        _ => "Other access",
-    }
+    chataigne_common::scopes::label(scope).unwrap_or("Other access")
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use chataigne_common::codes::decode_status;
+use chataigne_common::status_details::DetailKey;
 use chataigne_common::{Category, ErrorCode};
 use chataigne_proto::auth::v1::AuthenticateRequest;
 use http::{HeaderMap, header};
@@ -64,32 +65,19 @@ pub fn single_authorization(headers: &HeaderMap) -> Result<(), GatewayError> {
     Ok(())
 }
 
-/// Whether `value` is a token68: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~"
-/// / "+" / "/" ) *"="`.
-fn is_token68(value: &str) -> bool {
-    let body = value.trim_end_matches('=');
-    !body.is_empty()
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
-}
-
-/// The token of the one `Authorization: Bearer <token68>` header, if any.
+/// The token of the one `Authorization: Bearer <token68>` header, if any
+/// (the shared rule of [`chataigne_common::authorization::bearer_token`]).
 fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.trim().split_once(' ')?;
-    let token = token.trim_start_matches(' ');
-    (scheme.eq_ignore_ascii_case("bearer") && is_token68(token)).then_some(token)
+    chataigne_common::authorization::bearer_token(value)
 }
 
 /// The reason counted for a refused token: the auth-service's `reason`
 /// metadata, else the refusal's code.
 fn refusal_reason(decoded: &chataigne_common::codes::DecodedStatus) -> &str {
     decoded
-        .metadata
-        .iter()
-        .find(|(key, _)| key == "reason")
-        .map_or(decoded.code.as_str(), |(_, reason)| reason.as_str())
+        .detail(DetailKey::Reason)
+        .unwrap_or(decoded.code.as_str())
 }
 
 /// Authenticates the request for `endpoint`: 401 when no valid token, 503 (never

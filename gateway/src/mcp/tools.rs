@@ -187,10 +187,7 @@ fn step_up(
     failure: &chataigne_common::codes::DecodedStatus,
 ) -> GatewayError {
     let required = failure
-        .metadata
-        .iter()
-        .find(|(key, _)| key == "scope")
-        .map(|(_, scope)| scope.as_str())
+        .detail(chataigne_common::status_details::DetailKey::Scope)
         .unwrap_or_default();
     let body = match envelope::failure(ctx.endpoint.profile, request_id, failure) {
         Reply::Result(result) => ctx.endpoint.revision.success(id, &result, Caching::None),

@@ -6,7 +6,7 @@
 
 use schemars::JsonSchema;
 use secrecy::{ExposeSecret, SecretString};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 /// Where the rate-limit logs live.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize, Serializer};
 pub struct RedisConfig {
     /// `redis://…` (or `rediss://…`), may hold a password; unset: in-process
     /// stores (one replica only).
-    #[serde(serialize_with = "serialize_optional_secret")]
+    #[serde(serialize_with = "chataigne_common::secrets::serialize_optional_secret")]
     #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub url: Option<SecretString>,
     /// Bound of one connection attempt; a dead Redis fails this fast.
@@ -76,16 +76,6 @@ pub fn validate(redis: &RedisConfig) -> anyhow::Result<()> {
         "redis timeouts must be greater than zero"
     );
     Ok(())
-}
-
-fn serialize_optional_secret<S: Serializer>(
-    secret: &Option<SecretString>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    match secret {
-        Some(secret) => s.serialize_some(secret.expose_secret()),
-        None => s.serialize_none(),
-    }
 }
 
 #[cfg(test)]

@@ -1,23 +1,58 @@
 //! Extracts the caller's credential (`authorization: Bearer …`) from gRPC
-//! metadata. The tool-service never trusts claims it cannot have the
-//! auth-service verify: the credential is passed to it on every check.
+//! metadata, read by the shared `Authorization` rule. The tool-service never
+//! trusts claims it cannot have the auth-service verify: the credential is
+//! passed to it on every check.
 
+use chataigne_common::authorization::{AUTHORIZATION, bearer_token};
 use tonic::Request;
 
 use crate::access::Credential;
 use crate::domain::DomainError;
 
 /// The bearer credential of `request`; `Unauthenticated` when it is missing
-/// or not of the `Bearer` form.
+/// or not a `Bearer <token68>` value.
 pub fn credential<T>(request: &Request<T>) -> Result<Credential, DomainError> {
-    let value = request
+    let token = request
         .metadata()
-        .get("authorization")
+        .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .ok_or(DomainError::Unauthenticated)?;
-    let token = value
-        .strip_prefix("Bearer ")
-        .filter(|t| !t.is_empty())
+        .and_then(bearer_token)
         .ok_or(DomainError::Unauthenticated)?;
     Ok(Credential(token.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(value: &'static str) -> Request<()> {
+        let mut request = Request::new(());
+        request
+            .metadata_mut()
+            .insert(AUTHORIZATION, value.parse().expect("ascii"));
+        request
+    }
+
+    #[test]
+    fn only_a_bearer_token_is_a_credential() {
+        assert!(matches!(
+            credential(&Request::new(())),
+            Err(DomainError::Unauthenticated)
+        ));
+        for refused in ["Basic abc", "Bearer ", "Bearer tok en", "Bearer \"tok\""] {
+            assert!(
+                matches!(
+                    credential(&with(refused)),
+                    Err(DomainError::Unauthenticated)
+                ),
+                "{refused:?}"
+            );
+        }
+        for accepted in ["Bearer eyJ.a-b_c", "bearer eyJ.a-b_c"] {
+            let Ok(Credential(token)) = credential(&with(accepted)) else {
+                panic!("{accepted:?} refused");
+            };
+            assert_eq!(token, "eyJ.a-b_c");
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 use chataigne_common::ErrorCode;
 use chataigne_common::codes::FieldViolation;
+use chataigne_common::status_details::DetailKey;
 use tonic::Status;
 
 use crate::domain::{AbsentOperation, DomainError, OrderStatus};
@@ -54,7 +55,7 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
                     description: "names an operation that is not available through this server"
                         .to_owned(),
                 }],
-                &[("unavailable_operation".to_owned(), format!("{operation:?}"))],
+                &[DetailKey::UnavailableOperation.pair(format!("{operation:?}"))],
             )
         }
         DomainError::UnknownTool(_) => {
@@ -96,7 +97,7 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
                 ),
                 None => code.default_message().to_owned(),
             };
-            code.to_status(message, None, &[], &[("scope".to_owned(), scope)])
+            code.to_status(message, None, &[], &[DetailKey::Scope.pair(scope)])
         }
         DomainError::Unauthenticated => ErrorCode::Unauthenticated.status(),
         DomainError::ExpectedStateMismatch { current, allowed } => {
@@ -105,7 +106,7 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
                 mismatch_message(tool, &current, &allowed),
                 None,
                 &[],
-                &[("current_state".to_owned(), current)],
+                &[DetailKey::CurrentState.pair(current)],
             )
         }
         DomainError::OrderStatusPrecondition { from, to, current } => {
@@ -117,9 +118,9 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
                 None,
                 &[],
                 &[
-                    ("expected_status".to_owned(), from),
-                    ("requested_status".to_owned(), to),
-                    ("current_status".to_owned(), current),
+                    DetailKey::ExpectedStatus.pair(from),
+                    DetailKey::RequestedStatus.pair(to),
+                    DetailKey::CurrentStatus.pair(current),
                 ],
             )
         }

@@ -99,9 +99,9 @@ where
         shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
     ) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>> {
         let tools = *self;
-        Box::pin(async move {
-            grpc::serve_measured(tools, metrics, &limits, listener, shutdown).await
-        })
+        Box::pin(
+            async move { grpc::serve_measured(tools, metrics, &limits, listener, shutdown).await },
+        )
     }
 }
 

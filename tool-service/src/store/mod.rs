@@ -18,6 +18,7 @@ mod local_days;
 pub mod operator_flags;
 mod options;
 pub mod order_update_store;
+mod owners;
 pub mod postgres;
 pub mod records;
 mod search_columns;

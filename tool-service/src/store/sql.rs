@@ -10,6 +10,7 @@
 use sqlx::QueryBuilder;
 
 use super::backend::{Backend, Binds, Dialect};
+use super::owners::Owned;
 use super::sql_store::SqlStore;
 use super::{
     LocationRecord, OrderLineRecord, OrderRecord, OrganizationRecord, Owner, Store, VenueStore,
@@ -430,23 +431,12 @@ impl<B: Backend> Store for SqlStore<B> {
     }
 
     async fn order_owner(&self, order_id: &str) -> Result<Option<Owner>, DomainError> {
-        let row: Option<(String, String)> = self
-            .fetch_optional(sqlx::query(ORDER_OWNER).text(order_id))
-            .await?;
-        Ok(row.map(|(organization_id, location_id)| Owner {
-            organization_id,
-            location_id: Some(location_id),
-        }))
+        self.owner(Owned::Order, ORDER_OWNER, order_id).await
     }
 
     async fn location_owner(&self, location_id: &str) -> Result<Option<Owner>, DomainError> {
-        let row: Option<(String, String)> = self
-            .fetch_optional(sqlx::query(LOCATION_OWNER).text(location_id))
-            .await?;
-        Ok(row.map(|(organization_id, location_id)| Owner {
-            organization_id,
-            location_id: Some(location_id),
-        }))
+        self.owner(Owned::Location, LOCATION_OWNER, location_id)
+            .await
     }
 
     async fn load(&self, data: &seed::DataSet) -> Result<(), DomainError> {
@@ -466,6 +456,29 @@ impl<B: Backend> Store for SqlStore<B> {
 }
 
 impl<B: Backend> SqlStore<B> {
+    /// The owner of `id` as `sql` (`$1` the id) reads it, `(organization_id,
+    /// location_id)`, or as remembered from an earlier read (see
+    /// [`Owners`](super::owners::Owners)).
+    async fn owner(
+        &self,
+        kind: Owned,
+        sql: &'static str,
+        id: &str,
+    ) -> Result<Option<Owner>, DomainError> {
+        if let Some(owner) = self.owners.get(kind, id) {
+            return Ok(Some(owner));
+        }
+        let row: Option<(String, String)> = self.fetch_optional(sqlx::query(sql).text(id)).await?;
+        let owner = row.map(|(organization_id, location_id)| Owner {
+            organization_id,
+            location_id: Some(location_id),
+        });
+        if let Some(owner) = &owner {
+            self.owners.remember(kind, id, owner);
+        }
+        Ok(owner)
+    }
+
     /// Inserts `rows` in multi-row statements sized to the backend's
     /// parameter bound, one transaction per statement; rows whose key
     /// already exists are left as they are.

@@ -3,12 +3,14 @@
 //! helpers every store method runs its statements through.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::Pool;
 
-use super::StoreOptions;
 use super::backend::{Backend, BoxedRead, Decodes, RowsAffected, Statement};
+use super::owners::Owners;
+use super::{GuardedWrite, StoreOptions};
 use crate::domain::DomainError;
 
 /// The restaurant data in a SQL database (see [`PgStore`](super::PgStore)
@@ -16,6 +18,8 @@ use crate::domain::DomainError;
 pub struct SqlStore<B: Backend> {
     pool: Pool<B>,
     limits: B::Limits,
+    /// Owners already read, shared by the clones (see [`Owners`]).
+    pub(crate) owners: Arc<Owners>,
 }
 
 impl<B: Backend> Clone for SqlStore<B> {
@@ -23,6 +27,7 @@ impl<B: Backend> Clone for SqlStore<B> {
         SqlStore {
             pool: self.pool.clone(),
             limits: self.limits.clone(),
+            owners: self.owners.clone(),
         }
     }
 }
@@ -41,7 +46,11 @@ impl<B: Backend> SqlStore<B> {
     /// Opens the database at `url` (see each backend for the URL forms).
     pub async fn connect(url: &str, options: &StoreOptions) -> Result<SqlStore<B>, DomainError> {
         let (pool, limits) = B::connect(url, options).await?;
-        Ok(SqlStore { pool, limits })
+        Ok(SqlStore {
+            pool,
+            limits,
+            owners: Arc::new(Owners::new()),
+        })
     }
 
     /// The underlying pool, for work the `Store` trait does not cover.
@@ -86,6 +95,17 @@ impl<B: Backend> SqlStore<B> {
             })
             .await?;
         Ok(row.as_ref().map(B::decode).transpose()?)
+    }
+
+    /// Runs the conditional update `update`, then `reread`, the record as it
+    /// stands right after, and settles the outcome.
+    pub(crate) async fn guarded_write<R>(
+        &self,
+        update: Statement<'_, B>,
+        reread: impl Future<Output = Result<Option<R>, DomainError>>,
+    ) -> Result<GuardedWrite<R>, DomainError> {
+        let written = self.execute(update).await?;
+        Ok(GuardedWrite::settle(written, reread.await?))
     }
 
     /// Runs `query`; how many rows it changed.

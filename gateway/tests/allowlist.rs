@@ -16,11 +16,9 @@ use std::time::Duration;
 
 use chataigne_gateway::Allowlist;
 use ppp::v2;
-use support::{Harness, TOKEN_ALL};
+use support::{Harness, PING, TOKEN_ALL};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpSocket;
-
-const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 
 fn nets(cidrs: &[&str]) -> Vec<ipnet::IpNet> {
     cidrs.iter().map(|c| c.parse().unwrap()).collect()
@@ -152,12 +150,7 @@ async fn refused_addresses_are_closed_at_accept_and_allowed_ones_are_served() {
     assert_eq!(h.auth_calls().len(), 1);
 
     // The internal listener is never filtered.
-    let health = h
-        .client
-        .get(format!("{}/healthz", h.internal))
-        .send()
-        .await
-        .unwrap();
+    let health = h.get_internal("/healthz").await;
     assert_eq!(health.status(), 200);
     h.shutdown().await;
 }

@@ -7,11 +7,9 @@ mod support;
 
 use serde_json::{Value, json};
 use support::{
-    GOOGLE_HOST, GOOGLE_ORIGIN, Harness, TOKEN_ALL, TOKEN_BROKEN, TOKEN_SLOW, closed_port_url,
-    status_and_json,
+    GOOGLE_HOST, GOOGLE_ORIGIN, Harness, PING, TOKEN_ALL, TOKEN_BROKEN, TOKEN_SLOW,
+    closed_port_url, status_and_json,
 };
-
-const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 
 /// The `scope` parameter of every challenge: the business read scopes.
 fn scope_param() -> String {
@@ -69,18 +67,7 @@ async fn the_challenge_scope_is_what_the_tools_need_and_is_advertised() {
         .nth(1)
         .and_then(|rest| rest.split('"').next())
         .unwrap();
-    let doc: Value = h
-        .client
-        .get(format!(
-            "{}/.well-known/oauth-protected-resource/mcp/v1",
-            h.base
-        ))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc = h.resource_metadata("/mcp/v1").await;
     let supported = doc["scopes_supported"].as_array().unwrap();
     for requested in scope.split(' ') {
         assert!(supported.contains(&json!(requested)), "{requested}");
@@ -216,8 +203,9 @@ async fn protected_resource_metadata_per_endpoint() {
     })
     .await;
     for path in ["/mcp/v1", "/mcp/v2", "/mcp/beta"] {
-        let url = format!("{}/.well-known/oauth-protected-resource{path}", h.base);
-        let response = h.client.get(&url).send().await.unwrap();
+        let response = h
+            .get_public(&format!("/.well-known/oauth-protected-resource{path}"))
+            .await;
         assert_eq!(response.status(), 200, "{path}");
         assert_eq!(response.headers()["content-type"], "application/json");
         let doc: Value = response.json().await.unwrap();
@@ -239,28 +227,18 @@ async fn protected_resource_metadata_per_endpoint() {
     }
     // The same path on the google host names the google resource.
     let doc: Value = h
-        .client
-        .get(format!(
-            "{}/.well-known/oauth-protected-resource/mcp/v1",
-            h.base
-        ))
-        .header("host", GOOGLE_HOST)
-        .send()
+        .get_public_with(
+            "/.well-known/oauth-protected-resource/mcp/v1",
+            &[("host", GOOGLE_HOST)],
+        )
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
     assert_eq!(doc["resource"], format!("{GOOGLE_ORIGIN}/mcp/v1"));
     let missing = h
-        .client
-        .get(format!(
-            "{}/.well-known/oauth-protected-resource/mcp/v9",
-            h.base
-        ))
-        .send()
-        .await
-        .unwrap();
+        .get_public("/.well-known/oauth-protected-resource/mcp/v9")
+        .await;
     assert_eq!(missing.status(), 404);
     h.shutdown().await;
 }
@@ -268,18 +246,7 @@ async fn protected_resource_metadata_per_endpoint() {
 #[tokio::test]
 async fn authorization_servers_are_omitted_when_unknown() {
     let h = Harness::start_with(|config| config.authorization_server = None).await;
-    let doc: Value = h
-        .client
-        .get(format!(
-            "{}/.well-known/oauth-protected-resource/mcp/v1",
-            h.base
-        ))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc = h.resource_metadata("/mcp/v1").await;
     assert!(doc.get("authorization_servers").is_none(), "{doc}");
     h.shutdown().await;
 }
@@ -287,50 +254,25 @@ async fn authorization_servers_are_omitted_when_unknown() {
 #[tokio::test]
 async fn health_and_readiness_live_on_the_internal_listener_only() {
     let h = Harness::start().await;
-    let health = h
-        .client
-        .get(format!("{}/healthz", h.internal))
-        .send()
-        .await
-        .unwrap();
+    let health = h.get_internal("/healthz").await;
     assert_eq!(health.status(), 200);
-    let ready = h
-        .client
-        .get(format!("{}/readyz", h.internal))
-        .send()
-        .await
-        .unwrap();
+    let ready = h.get_internal("/readyz").await;
     assert_eq!(ready.status(), 200);
     for path in ["/healthz", "/readyz"] {
-        let public = h
-            .client
-            .get(format!("{}{path}", h.base))
-            .send()
-            .await
-            .unwrap();
+        let public = h.get_public(path).await;
         assert_eq!(public.status(), 404, "{path} on the public listener");
     }
     h.shutdown().await;
 
     let down = closed_port_url().await;
     let h = Harness::start_with(|config| config.tool_service_url = down).await;
-    let ready = h
-        .client
-        .get(format!("{}/readyz", h.internal))
-        .send()
-        .await
-        .unwrap();
+    let ready = h.get_internal("/readyz").await;
     assert_eq!(ready.status(), 503);
     h.shutdown().await;
 
     let down = closed_port_url().await;
     let h = Harness::start_with(|config| config.auth_service_url = down).await;
-    let ready = h
-        .client
-        .get(format!("{}/readyz", h.internal))
-        .send()
-        .await
-        .unwrap();
+    let ready = h.get_internal("/readyz").await;
     assert_eq!(ready.status(), 503);
     h.shutdown().await;
 }

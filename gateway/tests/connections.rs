@@ -15,11 +15,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use chataigne_gateway::{Allowlist, Config};
-use support::{Harness, TOKEN_ALL};
+use support::{Harness, PING, TOKEN_ALL};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
-const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 /// A request head cut before its end (no blank line).
 const PARTIAL_HEAD: &[u8] = b"POST /mcp/v1 HTTP/1.1\r\nHost: gateway\r\nContent-Type: appl";
 
@@ -198,15 +197,7 @@ async fn a_thousand_half_open_connections_are_closed_within_the_timeouts_while_n
             .all(|(status, took)| *status == 200 && *took < header_timeout),
         "normal requests keep answering: {normal:?}"
     );
-    let metrics = h
-        .client
-        .get(format!("{}/metrics", h.internal))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = h.metrics().await;
     let counted = |series: &str| {
         metrics
             .lines()
@@ -320,15 +311,7 @@ async fn the_connection_caps_close_new_connections_at_once() {
     assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 200"));
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(ping_from(&h, "127.0.0.2").await.0, 200);
-    let metrics = h
-        .client
-        .get(format!("{}/metrics", h.internal))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = h.metrics().await;
     assert!(
         metrics.contains(
             "chataigne_gateway_connections_closed_total{reason=\"address_connection_limit\"} 1"

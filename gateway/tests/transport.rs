@@ -6,7 +6,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Harness, TOKEN_ALL, status_and_json};
+use support::{Harness, PING, TOKEN_ALL, status_and_json};
 
 fn error_code(body: &Value) -> i64 {
     body["error"]["code"]
@@ -52,7 +52,7 @@ async fn accept_must_allow_json_and_event_stream() {
             .post(&h.mcp)
             .bearer_auth(TOKEN_ALL)
             .header("content-type", "application/json")
-            .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+            .body(PING);
         if let Some(accept) = accept {
             request = request.header("accept", accept);
         }
@@ -62,15 +62,8 @@ async fn accept_must_allow_json_and_event_stream() {
         assert!(body["error"]["code"].is_i64());
     }
     let ok = h
-        .client
-        .post(&h.mcp)
-        .bearer_auth(TOKEN_ALL)
-        .header("accept", "*/*")
-        .header("content-type", "application/json")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
-        .send()
-        .await
-        .unwrap();
+        .ping_with_headers(&[("accept", "*/*"), ("content-type", "application/json")])
+        .await;
     assert_eq!(ok.status(), 200);
     h.shutdown().await;
 }
@@ -79,15 +72,11 @@ async fn accept_must_allow_json_and_event_stream() {
 async fn content_type_must_be_json() {
     let h = Harness::start().await;
     let response = h
-        .client
-        .post(&h.mcp)
-        .bearer_auth(TOKEN_ALL)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "text/plain")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
-        .send()
-        .await
-        .unwrap();
+        .ping_with_headers(&[
+            ("accept", "application/json, text/event-stream"),
+            ("content-type", "text/plain"),
+        ])
+        .await;
     let (status, body) = status_and_json(response).await;
     assert_eq!(status, 415);
     assert_eq!(body["jsonrpc"], "2.0");
@@ -97,8 +86,7 @@ async fn content_type_must_be_json() {
 #[tokio::test]
 async fn foreign_origins_are_forbidden_and_known_ones_pass() {
     let h = Harness::start().await;
-    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let send = |origin: &str| h.post(TOKEN_ALL).header("origin", origin).body(ping).send();
+    let send = |origin: &str| h.post(TOKEN_ALL).header("origin", origin).body(PING).send();
     assert_eq!(send("https://evil.example").await.unwrap().status(), 403);
     assert_eq!(send("null").await.unwrap().status(), 403);
     assert_eq!(
@@ -112,12 +100,11 @@ async fn foreign_origins_are_forbidden_and_known_ones_pass() {
 #[tokio::test]
 async fn protocol_version_header_is_checked() {
     let h = Harness::start().await;
-    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     for version in ["2025-11-25", "2025-06-18", "2025-03-26"] {
         let response = h
             .post(TOKEN_ALL)
             .header("mcp-protocol-version", version)
-            .body(ping)
+            .body(PING)
             .send()
             .await
             .unwrap();
@@ -130,7 +117,7 @@ async fn protocol_version_header_is_checked() {
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
             .header("mcp-protocol-version", version);
-        let (status, body) = status_and_json(request.body(ping).send().await.unwrap()).await;
+        let (status, body) = status_and_json(request.body(PING).send().await.unwrap()).await;
         assert_eq!(status, 400, "{version}");
         assert_eq!(error_code(&body), -32600);
     }
@@ -338,7 +325,7 @@ async fn responses_are_json_with_a_request_id_header() {
     let response = h
         .post(TOKEN_ALL)
         .header("x-request-id", "client-chosen")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .body(PING)
         .send()
         .await
         .unwrap();
@@ -429,16 +416,12 @@ async fn bad_params_name_the_field_at_fault_whatever_the_order_they_come_in() {
 async fn an_unsupported_protocol_version_is_refused_listing_the_revision_versions() {
     let h = Harness::start().await;
     let response = h
-        .client
-        .post(&h.mcp)
-        .bearer_auth(TOKEN_ALL)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
-        .send()
-        .await
-        .unwrap();
+        .ping_with_headers(&[
+            ("accept", "application/json, text/event-stream"),
+            ("content-type", "application/json"),
+            ("mcp-protocol-version", "2026-07-28"),
+        ])
+        .await;
     let (status, body) = status_and_json(response).await;
     assert_eq!(status, 400);
     assert_eq!(

@@ -293,6 +293,16 @@ impl SdkClients {
         }
     }
 
+    /// The installed clients beside a SQLite sandbox with the demo data:
+    /// `None` when [`SdkClients::find`] finds none.
+    pub async fn with_sqlite_sandbox() -> Option<(SdkClients, Sandbox)> {
+        let clients = SdkClients::find()?;
+        let sandbox = Sandbox::start(Backend::Sqlite)
+            .await
+            .expect("sqlite sandbox");
+        Some((clients, sandbox))
+    }
+
     /// Runs `pyclient.py` with `python`; returns its exit code and JSON output.
     pub fn pyclient(&self, python: &Path, args: &[&str]) -> (i32, Value, String) {
         let mut all: Vec<&OsStr> = vec![self.pyclient.as_os_str()];

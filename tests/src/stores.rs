@@ -82,6 +82,38 @@ pub async fn sandbox_on_redis(
     Some((sandbox, tools_url))
 }
 
+/// The PostgreSQL database of one service, as [`sandbox_behind_proxy`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Database {
+    Tools,
+    Auth,
+}
+
+/// Like [`sandbox_on_redis`], with the `database` of one service reached
+/// through a [`Forwarder`](crate::forwarder::Forwarder) the test controls;
+/// returns the sandbox, that forwarder and the URL of the tools database
+/// reached directly (the test's own queries do not go through the forwarder).
+pub async fn sandbox_behind_proxy(
+    prefix: &str,
+    database: Database,
+    adjust: impl FnOnce(&mut StackConfig),
+) -> Option<(crate::Sandbox, crate::forwarder::Forwarder, String)> {
+    let authority = postgres_authority();
+    let proxy = crate::forwarder::Forwarder::start(&authority).await;
+    let proxied = proxy.authority();
+    let (sandbox, db) = sandbox_on_redis(prefix, |config| {
+        let url = match database {
+            Database::Tools => &mut config.tools.database.url,
+            Database::Auth => &mut config.auth.database.url,
+        };
+        let through = secrecy::ExposeSecret::expose_secret(&*url).replacen(&authority, &proxied, 1);
+        *url = SecretString::from(through);
+        adjust(config);
+    })
+    .await?;
+    Some((sandbox, proxy, db.replacen(&proxied, &authority, 1)))
+}
+
 /// One integer from `sql` (a `COUNT(*)` or similar) on database `url`.
 pub async fn scalar(url: &str, sql: &str, bind: &str) -> i64 {
     let pool = sqlx::PgPool::connect(url).await.expect("tools database");

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use chataigne_tests::{Backend, Sandbox, SdkClients, demo};
+use chataigne_tests::{SdkClients, demo};
 
 /// Scenarios of both revisions' sets that exercise fixtures of the SDK's
 /// reference ("everything") server, not transport or lifecycle rules, with
@@ -200,12 +200,9 @@ fn reasons(not_applicable: &[(&str, &str)]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_conformance_suite_passes() {
-    let Some(clients) = SdkClients::find() else {
+    let Some((clients, sandbox)) = SdkClients::with_sqlite_sandbox().await else {
         return;
     };
-    let sandbox = Sandbox::start(Backend::Sqlite)
-        .await
-        .expect("sqlite sandbox");
     let token = sandbox.token(demo::USER_MANAGER).await;
     let url = sandbox.mcp_url.clone();
 
@@ -446,12 +443,9 @@ fn kept_checks(dir: &std::path::Path, scenario: &str) -> Vec<(String, String)> {
 /// checks fail; the rest are listed with their reason.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_conformance_suite_passes_on_2026_07_28() {
-    let Some(clients) = SdkClients::find() else {
+    let Some((clients, sandbox)) = SdkClients::with_sqlite_sandbox().await else {
         return;
     };
-    let sandbox = Sandbox::start(Backend::Sqlite)
-        .await
-        .expect("sqlite sandbox");
     let (url, token) = sandbox.modern_endpoint(demo::USER_MANAGER).await;
     let kept = chataigne_tests::TempDir::new("conformance-2026");
     let kept_dir = kept.0.to_string_lossy().into_owned();

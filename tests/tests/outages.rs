@@ -19,11 +19,11 @@ use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
 use chataigne_tests::demo::{LOC_PARIS, ORG_BISTRO, USER_MANAGER};
 use chataigne_tests::forwarder::{Forwarder, Mode};
 use chataigne_tests::stores::{
-    call_at, error_code, extra_gateway, first_conversation, postgres_authority, prefix,
-    redis_authority, replayed, sandbox_on_redis, staff_messages,
+    Database, call_at, error_code, extra_gateway, first_conversation, prefix, redis_authority,
+    replayed, sandbox_behind_proxy, sandbox_on_redis, staff_messages,
 };
 use chataigne_tests::{Backend, Sandbox, typed_rpc};
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::SecretString;
 use serde_json::{Value, json};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -100,17 +100,7 @@ async fn redis_down_fails_open_without_double_effects_and_recovers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_stalled_or_down_gives_deadlines_and_dependency_errors_then_recovers() {
     let prefix = prefix();
-    let authority = postgres_authority();
-    let proxy = Forwarder::start(&authority).await;
-    let proxied = proxy.authority();
-    let Some((sandbox, db)) = sandbox_on_redis(&prefix, |config| {
-        let url = config
-            .tools
-            .database
-            .url
-            .expose_secret()
-            .replacen(&authority, &proxied, 1);
-        config.tools.database.url = SecretString::from(url);
+    let Some((sandbox, proxy, db)) = sandbox_behind_proxy(&prefix, Database::Tools, |config| {
         // Longer than the deadlines: a hung database is a deadline, not a pool timeout.
         config.tools.database.connect_timeout_ms = 5_000;
         config.gateway.deadlines.read_ms = 1_500;
@@ -120,7 +110,6 @@ async fn postgres_stalled_or_down_gives_deadlines_and_dependency_errors_then_rec
     else {
         return;
     };
-    let db = db.replacen(&proxied, &authority, 1);
     let conversation = first_conversation(&db, ORG_BISTRO).await;
     let token = sandbox.token(USER_MANAGER).await;
     let before = staff_messages(&db, &conversation).await;
@@ -442,17 +431,7 @@ async fn set_writes(url: &str, enabled: bool) {
 /// switch turned off meanwhile hides the write tools).
 async fn postgres_known_down(outage: Mode) {
     let prefix = prefix();
-    let authority = postgres_authority();
-    let proxy = Forwarder::start(&authority).await;
-    let proxied = proxy.authority();
-    let Some((sandbox, db)) = sandbox_on_redis(&prefix, |config| {
-        let url = config
-            .tools
-            .database
-            .url
-            .expose_secret()
-            .replacen(&authority, &proxied, 1);
-        config.tools.database.url = SecretString::from(url);
+    let Some((sandbox, proxy, db)) = sandbox_behind_proxy(&prefix, Database::Tools, |config| {
         config.gateway.tool_catalog_ttl_secs = 1;
         with_google_endpoint(config);
     })
@@ -460,7 +439,6 @@ async fn postgres_known_down(outage: Mode) {
     else {
         return;
     };
-    let db = db.replacen(&proxied, &authority, 1);
     let conversation = first_conversation(&db, ORG_BISTRO).await;
     let token = sandbox.token(USER_MANAGER).await;
     let (google_url, google_token) = google_endpoint(&sandbox).await;
@@ -862,19 +840,7 @@ async fn tool_service_stopped_then_restarted_on_its_address() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_database_down_is_reported_and_refused_at_once_then_recovers() {
     let prefix = prefix();
-    let authority = postgres_authority();
-    let proxy = Forwarder::start(&authority).await;
-    let proxied = proxy.authority();
-    let Some((sandbox, _db)) = sandbox_on_redis(&prefix, |config| {
-        let url = config
-            .auth
-            .database
-            .url
-            .expose_secret()
-            .replacen(&authority, &proxied, 1);
-        config.auth.database.url = SecretString::from(url);
-    })
-    .await
+    let Some((sandbox, proxy, _db)) = sandbox_behind_proxy(&prefix, Database::Auth, |_| {}).await
     else {
         return;
     };

@@ -6,17 +6,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chataigne_tests::{Backend, Driver, Sandbox, SdkClients, demo};
+use chataigne_tests::{Driver, SdkClients, demo};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_lists_tools_and_reads_orders() {
-    let Some(clients) = SdkClients::find() else {
+    let Some((clients, sandbox)) = SdkClients::with_sqlite_sandbox().await else {
         return;
     };
-    let sandbox = Sandbox::start(Backend::Sqlite)
-        .await
-        .expect("sqlite sandbox");
     let token = sandbox.token(demo::USER_MANAGER).await;
     let url = sandbox.mcp_url.clone();
 
@@ -85,12 +82,9 @@ async fn python_sdk_lists_tools_and_reads_orders() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_without_a_token_is_refused() {
-    let Some(clients) = SdkClients::find() else {
+    let Some((clients, sandbox)) = SdkClients::with_sqlite_sandbox().await else {
         return;
     };
-    let sandbox = Sandbox::start(Backend::Sqlite)
-        .await
-        .expect("sqlite sandbox");
     let url = sandbox.mcp_url.clone();
     let (code, _, _) = tokio::task::block_in_place(|| {
         clients.pyclient(&clients.python, &[&url, "-", "chataigne_orders_list"])
@@ -108,12 +102,9 @@ async fn python_sdk_without_a_token_is_refused() {
 /// `initialize` handshake, then lists and calls tools.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_auto_mode_falls_back_from_the_2026_probe() {
-    let Some(clients) = SdkClients::find() else {
+    let Some((clients, sandbox)) = SdkClients::with_sqlite_sandbox().await else {
         return;
     };
-    let sandbox = Sandbox::start(Backend::Sqlite)
-        .await
-        .expect("sqlite sandbox");
     let token = sandbox.token(demo::USER_MANAGER).await;
     let url = sandbox.mcp_url.clone();
     let (code, out, stderr) = tokio::task::block_in_place(|| {
@@ -386,12 +377,9 @@ fn listed_names(session: &Value) -> BTreeSet<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_lists_and_calls_every_tool() {
-    let Some(clients) = SdkClients::find() else {
+    let Some((clients, sandbox)) = SdkClients::with_sqlite_sandbox().await else {
         return;
     };
-    let sandbox = Sandbox::start(Backend::Sqlite)
-        .await
-        .expect("sqlite sandbox");
     let every_scope: Vec<&str> = chataigne_common::scopes::all().collect();
     let manager = sandbox.token_with(demo::USER_MANAGER, &every_scope).await;
     let admin = sandbox
@@ -501,12 +489,9 @@ async fn python_sdk_lists_and_calls_every_tool() {
 /// (the gateway refuses the call otherwise).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_auto_mode_negotiates_2026_07_28_on_v2() {
-    let Some(clients) = SdkClients::find() else {
+    let Some((clients, sandbox)) = SdkClients::with_sqlite_sandbox().await else {
         return;
     };
-    let sandbox = Sandbox::start(Backend::Sqlite)
-        .await
-        .expect("sqlite sandbox");
     let (url, token) = sandbox.modern_endpoint(demo::USER_MANAGER).await;
     let arguments = json!({"organization_id": demo::ORG_BISTRO}).to_string();
     let (code, out, stderr) = tokio::task::block_in_place(|| {

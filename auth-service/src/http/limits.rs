@@ -39,7 +39,7 @@ use crate::config::{Limit, RateLimitConfig};
 
 mod shared;
 
-use shared::SharedLimits;
+use shared::{Op, SharedLimits};
 
 /// Blocked keys kept at most; past this, the oldest-expiring are forgotten
 /// first (their limiter state still refuses them once more).
@@ -218,11 +218,7 @@ impl Limits {
 
     /// The subject of a client address.
     fn address(&self, kind: &'static str, address: &IpAddr) -> Subject {
-        let bytes = match address.to_canonical() {
-            IpAddr::V4(v4) => v4.octets().to_vec(),
-            IpAddr::V6(v6) => v6.octets().to_vec(),
-        };
-        self.subject(kind, &[&bytes])
+        self.subject(kind, &[&address_bytes(address)])
     }
 
     /// The subject of an account: its email trimmed and lower-cased.
@@ -234,11 +230,7 @@ impl Limits {
     /// client address and the `client_id` it names (empty when none). `None`
     /// when the address is unknown (not served over a socket).
     pub fn token_requester(&self, address: Option<&IpAddr>, client_id: &str) -> Option<Subject> {
-        let address = address?;
-        let bytes = match address.to_canonical() {
-            IpAddr::V4(v4) => v4.octets().to_vec(),
-            IpAddr::V6(v6) => v6.octets().to_vec(),
-        };
+        let bytes = address_bytes(address?);
         Some(self.subject("token_failure", &[&bytes, client_id.as_bytes()]))
     }
 
@@ -268,114 +260,94 @@ impl Limits {
         current
     }
 
-    /// Counts one event of `subject` on `counter` (shared when configured).
-    async fn consume(
+    /// Applies `op` to `subject` under `limit`: in Redis when the counters
+    /// are shared and it answers, else `local` on the in-process key.
+    async fn decide(
         &self,
+        op: Op,
+        limit: Limit,
+        subject: &Subject,
+        local: impl FnOnce(&HashedKey) -> Result<(), Duration>,
+    ) -> Result<(), Duration> {
+        if !self.enabled {
+            return Ok(());
+        }
+        if let (Some(shared), Some(key)) = (&self.shared, &subject.shared)
+            && let Some(decision) = shared.apply(op, key, limit).await
+        {
+            return decision;
+        }
+        local(&subject.local)
+    }
+
+    /// Counts one event from `address` (none: not counted) on `counter`.
+    async fn per_address(
+        &self,
+        kind: &'static str,
         counter: &Counter<HashedKey>,
         limit: Limit,
-        subject: &Subject,
+        address: Option<&IpAddr>,
     ) -> Result<(), Duration> {
-        if !self.enabled {
+        let Some(address) = address else {
             return Ok(());
-        }
-        if let (Some(shared), Some(key)) = (&self.shared, &subject.shared)
-            && let Some(decision) = shared.consume(key, limit).await
-        {
-            return decision;
-        }
-        counter.check(&subject.local)
-    }
-
-    async fn allowed(
-        &self,
-        counter: &FailureCounter<HashedKey>,
-        limit: Limit,
-        subject: &Subject,
-    ) -> Result<(), Duration> {
-        if !self.enabled {
-            return Ok(());
-        }
-        if let (Some(shared), Some(key)) = (&self.shared, &subject.shared)
-            && let Some(decision) = shared.peek(key, limit).await
-        {
-            return decision;
-        }
-        counter.check(&subject.local)
-    }
-
-    async fn failed(
-        &self,
-        counter: &FailureCounter<HashedKey>,
-        limit: Limit,
-        subject: &Subject,
-    ) -> Result<(), Duration> {
-        if !self.enabled {
-            return Ok(());
-        }
-        if let (Some(shared), Some(key)) = (&self.shared, &subject.shared)
-            && let Some(decision) = shared.fail(key, limit).await
-        {
-            return decision;
-        }
-        counter.failed(&subject.local)
+        };
+        let subject = self.address(kind, address);
+        self.decide(Op::Consume, limit, &subject, |key| counter.check(key))
+            .await
     }
 
     /// One sign-in form post from `address`.
     pub async fn sign_in_attempt(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
-        let Some(address) = address else {
-            return Ok(());
-        };
-        let subject = self.address("sign_in", address);
         let limit = self.config.sign_in_per_address;
-        self.consume(&self.sign_in_per_address, limit, &subject)
+        self.per_address("sign_in", &self.sign_in_per_address, limit, address)
             .await
     }
 
     /// Whether `account` may try to sign in now.
     pub async fn account_allowed(&self, account: &Subject) -> Result<(), Duration> {
+        let counter = &self.sign_in_failures_per_account;
         let limit = self.config.sign_in_failures_per_account;
-        self.allowed(&self.sign_in_failures_per_account, limit, account)
+        self.decide(Op::Peek, limit, account, |key| counter.check(key))
             .await
     }
 
     /// A failed sign-in of `account`; `Err(wait)` when it is refused from now on.
     pub async fn sign_in_failed(&self, account: &Subject) -> Result<(), Duration> {
+        let counter = &self.sign_in_failures_per_account;
         let limit = self.config.sign_in_failures_per_account;
-        self.failed(&self.sign_in_failures_per_account, limit, account)
+        self.decide(Op::Fail, limit, account, |key| counter.failed(key))
             .await
     }
 
     /// One `/token`, `/revoke` or `/register` request from `address`.
     pub async fn endpoint_request(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
-        let Some(address) = address else {
-            return Ok(());
-        };
-        let subject = self.address("endpoint", address);
         let limit = self.config.token_per_address;
-        self.consume(&self.token_per_address, limit, &subject).await
+        self.per_address("endpoint", &self.token_per_address, limit, address)
+            .await
     }
 
     /// One `/register` request from `address`.
     pub async fn registration(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
-        let Some(address) = address else {
-            return Ok(());
-        };
-        let subject = self.address("register", address);
         let limit = self.config.register_per_address;
-        self.consume(&self.register_per_address, limit, &subject)
+        self.per_address("register", &self.register_per_address, limit, address)
             .await
     }
 
     /// Whether `requester` may use the token and revocation endpoints now.
     pub async fn token_allowed(&self, requester: &Subject) -> Result<(), Duration> {
         let limit = self.config.token_failures_per_address_and_client;
-        self.allowed(&self.token_failures, limit, requester).await
+        let counter = &self.token_failures;
+        self.decide(Op::Peek, limit, requester, |key| counter.check(key))
+            .await
     }
 
     /// A refused token or revocation request of `requester`.
     pub async fn token_failed(&self, requester: &Subject) {
         let limit = self.config.token_failures_per_address_and_client;
-        let _ = self.failed(&self.token_failures, limit, requester).await;
+        let counter = &self.token_failures;
+        let _ = self
+            .decide(Op::Fail, limit, requester, |key| counter.failed(key))
+            .await;
     }
 
     /// Forgets in-process keys whose limits are back to full (bounded
@@ -386,6 +358,14 @@ impl Limits {
         self.token_per_address.prune();
         self.token_failures.prune();
         self.register_per_address.prune();
+    }
+}
+
+/// The octets of `address`, IPv4-mapped IPv6 read as IPv4.
+fn address_bytes(address: &IpAddr) -> Vec<u8> {
+    match address.to_canonical() {
+        IpAddr::V4(v4) => v4.octets().to_vec(),
+        IpAddr::V6(v6) => v6.octets().to_vec(),
     }
 }
 

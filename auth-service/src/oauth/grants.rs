@@ -59,6 +59,29 @@ fn invalid_grant(description: &str) -> AuthError {
     AuthError::oauth(OAuthCode::InvalidGrant, description)
 }
 
+/// `Err(invalid_target: refusal)` when `request` names a resource other
+/// than `resource`.
+fn same_resource(request: &TokenRequest, resource: &str, refusal: &str) -> Result<(), AuthError> {
+    match request.resource.as_deref() {
+        Some(requested) if requested != resource => {
+            Err(AuthError::oauth(OAuthCode::InvalidTarget, refusal))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The scopes `request` asks for (all of `granted` when it names none), or
+/// `Err(invalid_scope: refusal)` when one of them is not in `granted`.
+fn narrowed(request: &TokenRequest, granted: &str, refusal: &str) -> Result<String, AuthError> {
+    let Some(requested) = request.scope.as_deref() else {
+        return Ok(granted.to_owned());
+    };
+    if split_scopes(requested).any(|scope| !split_scopes(granted).any(|g| g == scope)) {
+        return Err(AuthError::oauth(OAuthCode::InvalidScope, refusal));
+    }
+    Ok(join_scopes(split_scopes(requested)))
+}
+
 /// What [`OAuthServer::issue`] does about refresh tokens.
 enum RefreshPlan<'a> {
     /// No refresh token (service accounts).
@@ -230,30 +253,16 @@ impl OAuthServer {
         if record.expires_at_ms <= now {
             return Err(invalid_grant("the refresh token has expired"));
         }
-        if request
-            .resource
-            .as_deref()
-            .is_some_and(|resource| resource != record.resource)
-        {
-            return Err(AuthError::oauth(
-                OAuthCode::InvalidTarget,
-                "resource differs from the original grant",
-            ));
-        }
-        let scope = match request.scope.as_deref() {
-            Some(requested) => {
-                if split_scopes(requested)
-                    .any(|scope| !split_scopes(&record.scopes).any(|granted| granted == scope))
-                {
-                    return Err(AuthError::oauth(
-                        OAuthCode::InvalidScope,
-                        "a refresh can only narrow the granted scopes",
-                    ));
-                }
-                join_scopes(split_scopes(requested))
-            }
-            None => record.scopes.clone(),
-        };
+        same_resource(
+            request,
+            &record.resource,
+            "resource differs from the original grant",
+        )?;
+        let scope = narrowed(
+            request,
+            &record.scopes,
+            "a refresh can only narrow the granted scopes",
+        )?;
         self.issue(
             &record.user_id,
             client,
@@ -284,30 +293,16 @@ impl OAuthServer {
             ));
         };
         let audience = self.core.service_audience().to_owned();
-        if request
-            .resource
-            .as_deref()
-            .is_some_and(|resource| resource != audience)
-        {
-            return Err(AuthError::oauth(
-                OAuthCode::InvalidTarget,
-                "service accounts get tokens for the tool-service only",
-            ));
-        }
-        let scope = match request.scope.as_deref() {
-            Some(requested) => {
-                if split_scopes(requested)
-                    .any(|scope| !split_scopes(&client.allowed_scopes).any(|a| a == scope))
-                {
-                    return Err(AuthError::oauth(
-                        OAuthCode::InvalidScope,
-                        "a requested scope is not allowed for this service account",
-                    ));
-                }
-                join_scopes(split_scopes(requested))
-            }
-            None => client.allowed_scopes.clone(),
-        };
+        same_resource(
+            request,
+            &audience,
+            "service accounts get tokens for the tool-service only",
+        )?;
+        let scope = narrowed(
+            request,
+            &client.allowed_scopes,
+            "a requested scope is not allowed for this service account",
+        )?;
         let session_id = self
             .open_session(service_user, &client.client_id, self.access_token_ttl_secs)
             .await?;

@@ -6,8 +6,10 @@
 use sqlx::{ColumnIndex, Executor};
 
 use super::StoreFuture;
-use super::dialect::{Bind, Dialect, Read};
+use super::dialect::{Dialect, Read};
 use super::sql_store::SqlStore;
+use super::statement::Arg::Text;
+use super::statement::{fetch_all, fetch_optional, run};
 
 /// A user as the `users list` command shows it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -69,51 +71,31 @@ pub(super) const INSERT_ROLE_PERMISSION: &str =
 impl<DB: Dialect> AdminStore for SqlStore<DB>
 where
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'a> &'a str: Bind<'a, DB> + ColumnIndex<DB::Row>,
-    for<'a> Option<&'a str>: Bind<'a, DB>,
-    for<'a> &'a [u8]: Bind<'a, DB>,
-    String: for<'a> Bind<'a, DB> + Read<DB>,
-    Vec<u8>: for<'a> Bind<'a, DB> + Read<DB>,
-    i64: for<'a> Bind<'a, DB> + Read<DB>,
-    bool: for<'a> Bind<'a, DB> + Read<DB>,
+    for<'a> &'a str: ColumnIndex<DB::Row>,
     usize: ColumnIndex<DB::Row>,
+    String: Read<DB>,
+    Vec<u8>: Read<DB>,
+    i64: Read<DB>,
+    bool: Read<DB>,
 {
     fn users(&self) -> StoreFuture<'_, Vec<UserRecord>> {
-        Box::pin(async move {
-            sqlx::query_as(USERS)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(DB::store_error)
-        })
+        Box::pin(fetch_all(&self.pool, USERS, []))
     }
 
     fn user_memberships<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, Vec<MembershipRecord>> {
-        Box::pin(async move {
-            sqlx::query_as(USER_MEMBERSHIPS)
-                .bind(user_id)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(DB::store_error)
-        })
+        Box::pin(fetch_all(&self.pool, USER_MEMBERSHIPS, [Text(user_id)]))
     }
 
     fn delete_client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let mut tx = self.pool.begin().await.map_err(DB::store_error)?;
-            let deleted: Option<(Option<String>,)> = sqlx::query_as(DELETE_CLIENT)
-                .bind(client_id)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(DB::store_error)?;
+            let deleted: Option<(Option<String>,)> =
+                fetch_optional(&mut *tx, DELETE_CLIENT, [Text(client_id)]).await?;
             let Some((service_user,)) = deleted else {
                 return Ok(false);
             };
             if let Some(user_id) = service_user {
-                sqlx::query(DELETE_SERVICE_USER)
-                    .bind(user_id)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(DB::store_error)?;
+                run(&mut *tx, DELETE_SERVICE_USER, [Text(&user_id)]).await?;
             }
             tx.commit().await.map_err(DB::store_error)?;
             Ok(true)
@@ -121,12 +103,7 @@ where
     }
 
     fn role_permissions(&self) -> StoreFuture<'_, Vec<(String, String)>> {
-        Box::pin(async move {
-            sqlx::query_as(ROLE_PERMISSIONS)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(DB::store_error)
-        })
+        Box::pin(fetch_all(&self.pool, ROLE_PERMISSIONS, []))
     }
 
     fn set_role_permissions<'a>(
@@ -136,18 +113,10 @@ where
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut tx = self.pool.begin().await.map_err(DB::store_error)?;
-            sqlx::query(DELETE_ROLE)
-                .bind(role)
-                .execute(&mut *tx)
-                .await
-                .map_err(DB::store_error)?;
+            run(&mut *tx, DELETE_ROLE, [Text(role)]).await?;
             for permission in permissions {
-                sqlx::query(INSERT_ROLE_PERMISSION)
-                    .bind(role)
-                    .bind(permission)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(DB::store_error)?;
+                let args = [Text(role), Text(permission)];
+                run(&mut *tx, INSERT_ROLE_PERMISSION, args).await?;
             }
             tx.commit().await.map_err(DB::store_error)
         })

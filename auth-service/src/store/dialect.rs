@@ -11,16 +11,18 @@ use sqlx::migrate::MigrateError;
 use sqlx::{Decode, Encode, IntoArguments, Type};
 
 use super::StoreError;
+use super::statement::BindArg;
 use crate::config::DatabaseConfig;
 
 /// A sqlx database the store runs on: [`sqlx::Postgres`] or [`sqlx::Sqlite`].
 ///
-/// The shared SQL also needs sqlx capabilities of the backend (executing on
-/// a pool and in a transaction, encoding and decoding text, integers,
-/// booleans and bytes). The compiler carries only a trait's supertraits to
-/// its users, not such where-clauses, so each `impl` of a store trait for
+/// The shared SQL also needs sqlx capabilities of the backend. Binding its
+/// parameters reaches generic code through the supertrait [`BindArg`];
+/// executing on a pool and in a transaction, and decoding text, integers,
+/// booleans and bytes, are where-clauses, which the compiler does not carry
+/// to a trait's users, so each `impl` of a store trait for
 /// [`super::sql_store::SqlStore`] states them once, in the same words.
-pub trait Dialect: sqlx::Database<Arguments: IntoArguments<Self>> {
+pub trait Dialect: sqlx::Database<Arguments: IntoArguments<Self>> + BindArg {
     /// The backend, for reading its error codes.
     const BACKEND: Backend;
 

@@ -12,6 +12,7 @@ mod postgres;
 mod sql;
 mod sql_store;
 mod sqlite;
+mod statement;
 
 use futures::future::BoxFuture;
 
@@ -39,22 +40,13 @@ pub type StoreFuture<'a, T> = BoxFuture<'a, StoreResult<T>>;
 /// key-encryption key (see `key_encryption`), or, in rows written before
 /// encryption and on SQLite without a KEK, the plaintext PKCS#8 document.
 /// The column keeps its original name, `pkcs8`.
-#[derive(Clone)]
+#[derive(Clone, sqlx::FromRow)]
 pub struct StoredKey {
     pub kid: String,
+    #[sqlx(rename = "pkcs8")]
     pub material: Vec<u8>,
+    #[sqlx(rename = "created_at")]
     pub created_at_ms: i64,
-}
-
-impl From<(String, Vec<u8>, i64)> for StoredKey {
-    /// A `(kid, pkcs8, created_at)` row.
-    fn from((kid, material, created_at_ms): (String, Vec<u8>, i64)) -> StoredKey {
-        StoredKey {
-            kid,
-            material,
-            created_at_ms,
-        }
-    }
 }
 
 impl std::fmt::Debug for StoredKey {

@@ -3,12 +3,15 @@
 //! implements [`Store`] (the other store traits are in `oauth_impl` and
 //! `admin`).
 
+use futures::TryFutureExt;
 use sqlx::{ColumnIndex, Executor};
 
-use super::dialect::{Bind, Dialect, Read};
+use super::dialect::{Dialect, Read};
+use super::statement::Arg::{self, Bool, Bytes, Int, OptText, Text};
+use super::statement::{changed, execute, fetch_all, fetch_one, fetch_optional, run};
 use super::{
     ClientConsent, Consent, KeyCheck, LiveMemberships, NewClient, NewMembership, NewSession,
-    SeedData, Store, StoreError, StoreFuture, StoredKey, sql,
+    NewUser, SeedData, Store, StoreError, StoreFuture, StoredKey, sql,
 };
 use crate::model::{Grant, LiveState};
 
@@ -32,19 +35,76 @@ impl<DB: Dialect> Clone for SqlStore<DB> {
     }
 }
 
+impl<'a> KeyCheck<'a> {
+    /// The parameters of a live read of `session_id` that checks these keys.
+    fn args(self, session_id: &'a str) -> [Arg<'a>; 3] {
+        [
+            Text(session_id),
+            OptText(self.token_kid),
+            Text(self.signing_kid),
+        ]
+    }
+}
+
+impl NewUser {
+    /// The parameters of `INSERT_USER` and `SEED_USER`.
+    pub(super) fn args(&self, now_ms: i64) -> [Arg<'_>; 6] {
+        [
+            Text(&self.id),
+            Text(&self.email),
+            Text(&self.display_name),
+            Text(&self.status),
+            Bool(self.platform_admin),
+            Int(now_ms),
+        ]
+    }
+}
+
+impl NewMembership {
+    /// The parameters of `DELETE_MEMBERSHIP`: the membership's target.
+    fn target(&self) -> [Arg<'_>; 3] {
+        let location_id = self.location_id.as_deref();
+        [
+            Text(&self.user_id),
+            Text(&self.organization_id),
+            OptText(location_id),
+        ]
+    }
+
+    /// The parameters of `INSERT_MEMBERSHIP`.
+    fn args(&self, now_ms: i64) -> [Arg<'_>; 6] {
+        let [user_id, organization_id, location_id] = self.target();
+        let role = Text(&self.role);
+        [
+            Text(&self.id),
+            user_id,
+            organization_id,
+            location_id,
+            role,
+            Int(now_ms),
+        ]
+    }
+}
+
+impl NewClient {
+    /// The parameters of `PUT_CLIENT` and `SEED_CLIENT`.
+    fn args(&self, now_ms: i64) -> [Arg<'_>; 4] {
+        let uris = Text(&self.redirect_uris_json);
+        [Text(&self.client_id), Text(&self.name), uris, Int(now_ms)]
+    }
+}
+
 /// The where-clause is the sqlx capabilities the shared SQL needs of a
 /// [`Dialect`] (see there why each store `impl` states them).
 impl<DB: Dialect> Store for SqlStore<DB>
 where
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'a> &'a str: Bind<'a, DB> + ColumnIndex<DB::Row>,
-    for<'a> Option<&'a str>: Bind<'a, DB>,
-    for<'a> &'a [u8]: Bind<'a, DB>,
-    String: for<'a> Bind<'a, DB> + Read<DB>,
-    Vec<u8>: for<'a> Bind<'a, DB> + Read<DB>,
-    i64: for<'a> Bind<'a, DB> + Read<DB>,
-    bool: for<'a> Bind<'a, DB> + Read<DB>,
+    for<'a> &'a str: ColumnIndex<DB::Row>,
     usize: ColumnIndex<DB::Row>,
+    String: Read<DB>,
+    Vec<u8>: Read<DB>,
+    i64: Read<DB>,
+    bool: Read<DB>,
 {
     fn pool_stats(&self) -> chataigne_common::metrics::PoolStats {
         chataigne_common::metrics::PoolStats::of(&self.pool)
@@ -64,13 +124,9 @@ where
         keys: KeyCheck<'a>,
     ) -> StoreFuture<'a, Option<LiveState>> {
         Box::pin(async move {
-            let row: Option<sql::LiveRow> = sqlx::query_as(sql::LIVE_STATE)
-                .bind(session_id)
-                .bind(keys.token_kid)
-                .bind(keys.signing_kid)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
+            let args = keys.args(session_id);
+            let row: Option<sql::LiveRow> =
+                fetch_optional(&self.pool, sql::LIVE_STATE, args).await?;
             Ok(row.map(|row| row.into_state(&keys)))
         })
     }
@@ -84,28 +140,24 @@ where
         keys: KeyCheck<'a>,
     ) -> StoreFuture<'a, Option<(LiveState, bool)>> {
         Box::pin(async move {
-            let row: Option<sql::LiveGrantRow> = sqlx::query_as(sql::LIVE_STATE_WITH_GRANT)
-                .bind(session_id)
-                .bind(permission)
-                .bind(organization_id)
-                .bind(location_id)
-                .bind(keys.token_kid)
-                .bind(keys.signing_kid)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
+            let args = [
+                Text(session_id),
+                Text(permission),
+                Text(organization_id),
+                OptText(location_id),
+                OptText(keys.token_kid),
+                Text(keys.signing_kid),
+            ];
+            let row: Option<sql::LiveGrantRow> =
+                fetch_optional(&self.pool, sql::LIVE_STATE_WITH_GRANT, args).await?;
             Ok(row.map(|row| row.into_parts(&keys)))
         })
     }
 
     fn grants<'a>(&'a self, user_id: &'a str, permission: &'a str) -> StoreFuture<'a, Vec<Grant>> {
         Box::pin(async move {
-            let rows: Vec<sql::GrantRow> = sqlx::query_as(sql::GRANTS)
-                .bind(user_id)
-                .bind(permission)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
+            let args = [Text(user_id), Text(permission)];
+            let rows: Vec<sql::GrantRow> = fetch_all(&self.pool, sql::GRANTS, args).await?;
             Ok(rows.into_iter().map(Into::into).collect())
         })
     }
@@ -116,49 +168,23 @@ where
         keys: KeyCheck<'a>,
     ) -> StoreFuture<'a, Option<LiveMemberships>> {
         Box::pin(async move {
-            let rows: Vec<sql::LiveMembershipRow> =
-                sqlx::query_as(sql::LIVE_STATE_WITH_MEMBERSHIPS)
-                    .bind(session_id)
-                    .bind(keys.token_kid)
-                    .bind(keys.signing_kid)
-                    .fetch_all(&self.pool)
-                    .await
-                    .map_err(DB::store_error)?;
+            let args = keys.args(session_id);
+            let rows = fetch_all(&self.pool, sql::LIVE_STATE_WITH_MEMBERSHIPS, args).await?;
             Ok(sql::LiveMembershipRow::into_parts(rows, &keys))
         })
     }
 
     fn active_signing_keys(&self) -> StoreFuture<'_, Vec<StoredKey>> {
-        Box::pin(async move {
-            let rows: Vec<(String, Vec<u8>, i64)> = sqlx::query_as(sql::ACTIVE_SIGNING_KEYS)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(rows.into_iter().map(Into::into).collect())
-        })
+        Box::pin(fetch_all(&self.pool, sql::ACTIVE_SIGNING_KEYS, []))
     }
 
     fn all_signing_keys(&self) -> StoreFuture<'_, Vec<StoredKey>> {
-        Box::pin(async move {
-            let rows: Vec<(String, Vec<u8>, i64)> = sqlx::query_as(sql::ALL_SIGNING_KEYS)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(rows.into_iter().map(Into::into).collect())
-        })
+        Box::pin(fetch_all(&self.pool, sql::ALL_SIGNING_KEYS, []))
     }
 
     fn insert_signing_key<'a>(&'a self, key: &'a StoredKey) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            sqlx::query(sql::INSERT_SIGNING_KEY)
-                .bind(&key.kid)
-                .bind(&key.material)
-                .bind(key.created_at_ms)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(())
-        })
+        let args = [Text(&key.kid), Bytes(&key.material), Int(key.created_at_ms)];
+        Box::pin(run(&self.pool, sql::INSERT_SIGNING_KEY, args))
     }
 
     fn replace_signing_key_material<'a>(
@@ -167,53 +193,29 @@ where
         expected: &'a [u8],
         material: &'a [u8],
     ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let done = sqlx::query(sql::REPLACE_SIGNING_KEY_MATERIAL)
-                .bind(kid)
-                .bind(expected)
-                .bind(material)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(DB::rows_affected(&done) > 0)
-        })
+        let args = [Text(kid), Bytes(expected), Bytes(material)];
+        Box::pin(changed(&self.pool, sql::REPLACE_SIGNING_KEY_MATERIAL, args))
     }
 
     fn user_exists<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let count: i64 = sqlx::query_scalar(sql::USER_EXISTS)
-                .bind(user_id)
-                .fetch_one(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(count > 0)
-        })
+        let count = fetch_one(&self.pool, sql::USER_EXISTS, [Text(user_id)]);
+        Box::pin(count.map_ok(|(count,): (i64,)| count > 0))
     }
 
     fn client_exists<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let count: i64 = sqlx::query_scalar(sql::CLIENT_EXISTS)
-                .bind(client_id)
-                .fetch_one(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(count > 0)
-        })
+        let count = fetch_one(&self.pool, sql::CLIENT_EXISTS, [Text(client_id)]);
+        Box::pin(count.map_ok(|(count,): (i64,)| count > 0))
     }
 
     fn create_session<'a>(&'a self, session: &'a NewSession) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            sqlx::query(sql::INSERT_SESSION)
-                .bind(&session.id)
-                .bind(&session.user_id)
-                .bind(&session.client_id)
-                .bind(session.created_at_ms)
-                .bind(session.expires_at_ms)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(())
-        })
+        let args = [
+            Text(&session.id),
+            Text(&session.user_id),
+            Text(&session.client_id),
+            Int(session.created_at_ms),
+            Int(session.expires_at_ms),
+        ];
+        Box::pin(run(&self.pool, sql::INSERT_SESSION, args))
     }
 
     fn consent<'a>(
@@ -222,12 +224,9 @@ where
         client_id: &'a str,
     ) -> StoreFuture<'a, Option<Consent>> {
         Box::pin(async move {
-            let row: Option<(String, Option<i64>)> = sqlx::query_as(sql::CONSENT)
-                .bind(user_id)
-                .bind(client_id)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
+            let args = [Text(user_id), Text(client_id)];
+            let row: Option<(String, Option<i64>)> =
+                fetch_optional(&self.pool, sql::CONSENT, args).await?;
             Ok(row.map(|(scopes, revoked_at)| Consent {
                 scopes,
                 revoked: revoked_at.is_some(),
@@ -242,53 +241,23 @@ where
         scopes: &'a str,
         now_ms: i64,
     ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            sqlx::query(sql::GRANT_CONSENT)
-                .bind(user_id)
-                .bind(client_id)
-                .bind(scopes)
-                .bind(now_ms)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(())
-        })
+        let args = [Text(user_id), Text(client_id), Text(scopes), Int(now_ms)];
+        Box::pin(run(&self.pool, sql::GRANT_CONSENT, args))
     }
 
     fn set_user_status<'a>(&'a self, user_id: &'a str, status: &'a str) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let done = sqlx::query(sql::SET_USER_STATUS)
-                .bind(user_id)
-                .bind(status)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(DB::rows_affected(&done) > 0)
-        })
+        let args = [Text(user_id), Text(status)];
+        Box::pin(changed(&self.pool, sql::SET_USER_STATUS, args))
     }
 
     fn set_platform_admin<'a>(&'a self, user_id: &'a str, admin: bool) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let done = sqlx::query(sql::SET_PLATFORM_ADMIN)
-                .bind(user_id)
-                .bind(admin)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(DB::rows_affected(&done) > 0)
-        })
+        let args = [Text(user_id), Bool(admin)];
+        Box::pin(changed(&self.pool, sql::SET_PLATFORM_ADMIN, args))
     }
 
     fn revoke_session<'a>(&'a self, session_id: &'a str, now_ms: i64) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let done = sqlx::query(sql::REVOKE_SESSION)
-                .bind(session_id)
-                .bind(now_ms)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(DB::rows_affected(&done) > 0)
-        })
+        let args = [Text(session_id), Int(now_ms)];
+        Box::pin(changed(&self.pool, sql::REVOKE_SESSION, args))
     }
 
     fn revoke_user_sessions<'a>(
@@ -299,23 +268,10 @@ where
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             let mut tx = self.pool.begin().await.map_err(DB::store_error)?;
-            let mut ended = 0;
-            for (statement, counted) in [
-                (sql::REVOKE_USER_REFRESH_TOKENS, false),
-                (sql::REVOKE_USER_SESSIONS, true),
-                (sql::REVOKE_USER_BROWSER_SESSIONS, false),
-            ] {
-                let done = sqlx::query(statement)
-                    .bind(user_id)
-                    .bind(client_id)
-                    .bind(now_ms)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(DB::store_error)?;
-                if counted {
-                    ended = DB::rows_affected(&done);
-                }
-            }
+            let args = [Text(user_id), OptText(client_id), Int(now_ms)];
+            run(&mut *tx, sql::REVOKE_USER_REFRESH_TOKENS, args).await?;
+            let ended = execute(&mut *tx, sql::REVOKE_USER_SESSIONS, args).await?;
+            run(&mut *tx, sql::REVOKE_USER_BROWSER_SESSIONS, args).await?;
             tx.commit().await.map_err(DB::store_error)?;
             Ok(ended)
         })
@@ -323,11 +279,8 @@ where
 
     fn user_consents<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, Vec<ClientConsent>> {
         Box::pin(async move {
-            let rows: Vec<(String, String, Option<i64>)> = sqlx::query_as(sql::USER_CONSENTS)
-                .bind(user_id)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
+            let rows: Vec<(String, String, Option<i64>)> =
+                fetch_all(&self.pool, sql::USER_CONSENTS, [Text(user_id)]).await?;
             Ok(rows
                 .into_iter()
                 .map(|(client_id, scopes, revoked_at)| ClientConsent {
@@ -344,15 +297,8 @@ where
         client_id: &'a str,
         enabled: bool,
     ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let done = sqlx::query(sql::SET_CLIENT_ENABLED)
-                .bind(client_id)
-                .bind(enabled)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(DB::rows_affected(&done) > 0)
-        })
+        let args = [Text(client_id), Bool(enabled)];
+        Box::pin(changed(&self.pool, sql::SET_CLIENT_ENABLED, args))
     }
 
     fn revoke_consent<'a>(
@@ -361,16 +307,8 @@ where
         client_id: &'a str,
         now_ms: i64,
     ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let done = sqlx::query(sql::REVOKE_CONSENT)
-                .bind(user_id)
-                .bind(client_id)
-                .bind(now_ms)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(DB::rows_affected(&done) > 0)
-        })
+        let args = [Text(user_id), Text(client_id), Int(now_ms)];
+        Box::pin(changed(&self.pool, sql::REVOKE_CONSENT, args))
     }
 
     fn set_consent_scopes<'a>(
@@ -379,16 +317,8 @@ where
         client_id: &'a str,
         scopes: &'a str,
     ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let done = sqlx::query(sql::SET_CONSENT_SCOPES)
-                .bind(user_id)
-                .bind(client_id)
-                .bind(scopes)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(DB::rows_affected(&done) > 0)
-        })
+        let args = [Text(user_id), Text(client_id), Text(scopes)];
+        Box::pin(changed(&self.pool, sql::SET_CONSENT_SCOPES, args))
     }
 
     fn remove_membership<'a>(
@@ -397,16 +327,8 @@ where
         organization_id: &'a str,
         location_id: Option<&'a str>,
     ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let done = sqlx::query(sql::DELETE_MEMBERSHIP)
-                .bind(user_id)
-                .bind(organization_id)
-                .bind(location_id)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(DB::rows_affected(&done) > 0)
-        })
+        let args = [Text(user_id), Text(organization_id), OptText(location_id)];
+        Box::pin(changed(&self.pool, sql::DELETE_MEMBERSHIP, args))
     }
 
     fn put_membership<'a>(
@@ -416,85 +338,31 @@ where
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut tx = self.pool.begin().await.map_err(DB::store_error)?;
-            sqlx::query(sql::DELETE_MEMBERSHIP)
-                .bind(&membership.user_id)
-                .bind(&membership.organization_id)
-                .bind(membership.location_id.as_deref())
-                .execute(&mut *tx)
-                .await
-                .map_err(DB::store_error)?;
-            sqlx::query(sql::INSERT_MEMBERSHIP)
-                .bind(&membership.id)
-                .bind(&membership.user_id)
-                .bind(&membership.organization_id)
-                .bind(membership.location_id.as_deref())
-                .bind(&membership.role)
-                .bind(now_ms)
-                .execute(&mut *tx)
-                .await
-                .map_err(DB::store_error)?;
+            run(&mut *tx, sql::DELETE_MEMBERSHIP, membership.target()).await?;
+            run(&mut *tx, sql::INSERT_MEMBERSHIP, membership.args(now_ms)).await?;
             tx.commit().await.map_err(DB::store_error)
         })
     }
 
     fn put_client<'a>(&'a self, client: &'a NewClient, now_ms: i64) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            sqlx::query(sql::PUT_CLIENT)
-                .bind(&client.client_id)
-                .bind(&client.name)
-                .bind(&client.redirect_uris_json)
-                .bind(now_ms)
-                .execute(&self.pool)
-                .await
-                .map_err(DB::store_error)?;
-            Ok(())
-        })
+        Box::pin(run(&self.pool, sql::PUT_CLIENT, client.args(now_ms)))
     }
 
     fn apply_seed<'a>(&'a self, seed: &'a SeedData, now_ms: i64) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut tx = self.pool.begin().await.map_err(DB::store_error)?;
             for user in &seed.users {
-                sqlx::query(sql::SEED_USER)
-                    .bind(&user.id)
-                    .bind(&user.email)
-                    .bind(&user.display_name)
-                    .bind(&user.status)
-                    .bind(user.platform_admin)
-                    .bind(now_ms)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(DB::store_error)?;
+                run(&mut *tx, sql::SEED_USER, user.args(now_ms)).await?;
             }
             for (role, permission) in &seed.role_permissions {
-                sqlx::query(sql::SEED_ROLE_PERMISSION)
-                    .bind(role)
-                    .bind(permission)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(DB::store_error)?;
+                let args = [Text(role), Text(permission)];
+                run(&mut *tx, sql::SEED_ROLE_PERMISSION, args).await?;
             }
             for membership in &seed.memberships {
-                sqlx::query(sql::INSERT_MEMBERSHIP)
-                    .bind(&membership.id)
-                    .bind(&membership.user_id)
-                    .bind(&membership.organization_id)
-                    .bind(membership.location_id.as_deref())
-                    .bind(&membership.role)
-                    .bind(now_ms)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(DB::store_error)?;
+                run(&mut *tx, sql::INSERT_MEMBERSHIP, membership.args(now_ms)).await?;
             }
             for client in &seed.clients {
-                sqlx::query(sql::SEED_CLIENT)
-                    .bind(&client.client_id)
-                    .bind(&client.name)
-                    .bind(&client.redirect_uris_json)
-                    .bind(now_ms)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(DB::store_error)?;
+                run(&mut *tx, sql::SEED_CLIENT, client.args(now_ms)).await?;
             }
             tx.commit().await.map_err(DB::store_error)
         })

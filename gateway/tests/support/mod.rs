@@ -24,6 +24,9 @@ use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
 
+/// The smallest JSON-RPC request, as a body.
+pub const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
 /// Token with every fixture scope.
 pub const TOKEN_ALL: &str = "tok-all-5f1c";
 /// Token with `orders.read` only.
@@ -430,6 +433,54 @@ impl Harness {
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
             .header("mcp-protocol-version", "2025-11-25")
+    }
+
+    /// [`PING`] POSTed to the MCP endpoint with [`TOKEN_ALL`] and only the
+    /// `headers` given (none of the ones [`Harness::post`] adds).
+    pub async fn ping_with_headers(&self, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = self.client.post(&self.mcp).bearer_auth(TOKEN_ALL);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(PING).send().await.unwrap()
+    }
+
+    /// A GET of `path` on the public listener.
+    pub async fn get_public(&self, path: &str) -> reqwest::Response {
+        self.get_public_with(path, &[]).await
+    }
+
+    /// [`Harness::get_public`] with extra `headers` (e.g. a `Host`).
+    pub async fn get_public_with(&self, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = self.client.get(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.unwrap()
+    }
+
+    /// A GET of `path` on the internal listener.
+    pub async fn get_internal(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(format!("{}{path}", self.internal))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// The Prometheus text of the internal listener's `/metrics`.
+    pub async fn metrics(&self) -> String {
+        self.get_internal("/metrics").await.text().await.unwrap()
+    }
+
+    /// The protected-resource metadata document of the MCP endpoint at
+    /// `endpoint` (e.g. `/mcp/v1`), as JSON.
+    pub async fn resource_metadata(&self, endpoint: &str) -> Value {
+        self.get_public(&format!("/.well-known/oauth-protected-resource{endpoint}"))
+            .await
+            .json()
+            .await
+            .unwrap()
     }
 
     /// Sends `message` with [`Harness::post`]; returns status and JSON body.

@@ -10,28 +10,47 @@
 use chataigne_tests::{Sandbox, demo, envelope};
 use serde_json::{Value, json};
 
-/// `tools/call` of `name`, optionally in `locale` (`_meta.user_locale`).
-async fn call(
-    sandbox: &Sandbox,
-    token: &str,
-    name: &str,
-    arguments: Value,
-    locale: Option<&str>,
-) -> Value {
-    let mut params = json!({"name": name, "arguments": arguments});
-    if let Some(locale) = locale {
-        params["_meta"] = json!({"user_locale": locale});
+/// A model's side of the conversation: one user's token, calling tools in
+/// the server's default language or in a `_meta.user_locale`.
+struct Model<'a> {
+    sandbox: &'a Sandbox,
+    token: String,
+}
+
+impl<'a> Model<'a> {
+    async fn new(sandbox: &'a Sandbox, user_id: &str) -> Model<'a> {
+        let token = sandbox.token(user_id).await;
+        Model { sandbox, token }
     }
-    let (status, body) = sandbox
-        .mcp(
-            token,
-            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}),
-        )
-        .await;
-    assert_eq!(status, 200, "{name}: {body}");
-    body.get("result")
-        .cloned()
-        .unwrap_or_else(|| panic!("{name}: no result: {body}"))
+
+    async fn with_scopes(sandbox: &'a Sandbox, user_id: &str, scopes: &[&str]) -> Model<'a> {
+        let token = sandbox.token_with(user_id, scopes).await;
+        Model { sandbox, token }
+    }
+
+    /// `tools/call` of `name`; the JSON-RPC `result`.
+    async fn call(&self, name: &str, arguments: Value) -> Value {
+        self.call_in(None, name, arguments).await
+    }
+
+    /// `tools/call` of `name` in `locale`, when one is given.
+    async fn call_in(&self, locale: Option<&str>, name: &str, arguments: Value) -> Value {
+        let mut params = json!({"name": name, "arguments": arguments});
+        if let Some(locale) = locale {
+            params["_meta"] = json!({"user_locale": locale});
+        }
+        let (status, body) = self
+            .sandbox
+            .mcp(
+                &self.token,
+                json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}),
+            )
+            .await;
+        assert_eq!(status, 200, "{name}: {body}");
+        body.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}: no result: {body}"))
+    }
 }
 
 /// The first text block: what a model reads.
@@ -115,20 +134,13 @@ fn month_before(year: i32, month: u32) -> (i32, u32) {
 }
 
 async fn accept_the_oldest_waiting_order_while_another_operator_acts(sandbox: &Sandbox) {
-    let model = sandbox.token(demo::USER_MANAGER).await;
-    let operator = sandbox.token(demo::USER_STAFF).await;
+    let model = Model::new(sandbox, demo::USER_MANAGER).await;
+    let operator = Model::new(sandbox, demo::USER_STAFF).await;
     let waiting = json!({"location_id": demo::LOC_PARIS, "statuses": ["received"],
                          "sort": "oldest_first", "limit": 5});
 
     // "What orders are waiting?" — oldest first, ids in the text.
-    let listed = call(
-        sandbox,
-        &model,
-        "chataigne_orders_list",
-        waiting.clone(),
-        None,
-    )
-    .await;
+    let listed = model.call("chataigne_orders_list", waiting.clone()).await;
     let said = text(&listed);
     assert!(said.contains("order(s), oldest first."), "{said}");
     assert!(said.contains("received"), "{said}");
@@ -145,26 +157,22 @@ async fn accept_the_oldest_waiting_order_while_another_operator_acts(sandbox: &S
     assert_eq!(ids[0], orders[0]["id"], "the text names the oldest first");
 
     // Another operator accepts that order first.
-    let first = call(
-        sandbox,
-        &operator,
-        "chataigne_order_status_update",
-        json!({"order_id": ids[0], "status": "accepted", "expected_status": "received"}),
-        None,
-    )
-    .await;
+    let first = operator
+        .call(
+            "chataigne_order_status_update",
+            json!({"order_id": ids[0], "status": "accepted", "expected_status": "received"}),
+        )
+        .await;
     assert_ne!(first["isError"], true, "{first}");
 
     // "Accept the oldest": the model's accept finds it changed, and the text
     // says what it is now, where to read it again and what it can become.
-    let late = call(
-        sandbox,
-        &model,
-        "chataigne_order_status_update",
-        json!({"order_id": ids[0], "status": "accepted", "expected_status": "received"}),
-        None,
-    )
-    .await;
+    let late = model
+        .call(
+            "chataigne_order_status_update",
+            json!({"order_id": ids[0], "status": "accepted", "expected_status": "received"}),
+        )
+        .await;
     assert_eq!(error_code(&late), "MCP_EXPECTED_STATE_MISMATCH");
     let said = text(&late);
     for needle in [
@@ -179,37 +187,26 @@ async fn accept_the_oldest_waiting_order_while_another_operator_acts(sandbox: &S
 
     // Reading the list again, the oldest waiting order is the next one; the
     // model accepts it and the text confirms the step.
-    let again = call(
-        sandbox,
-        &model,
-        "chataigne_orders_list",
-        waiting.clone(),
-        None,
-    )
-    .await;
+    let again = model.call("chataigne_orders_list", waiting.clone()).await;
     let next = ids_in(&text(&again), "ord_");
     assert_eq!(next.first(), ids.get(1), "{}", text(&again));
-    let accepted = call(
-        sandbox,
-        &model,
-        "chataigne_order_status_update",
-        json!({"order_id": next[0], "status": "accepted", "expected_status": "received"}),
-        None,
-    )
-    .await;
+    let accepted = model
+        .call(
+            "chataigne_order_status_update",
+            json!({"order_id": next[0], "status": "accepted", "expected_status": "received"}),
+        )
+        .await;
     let said = text(&accepted);
     assert!(said.contains(&next[0]), "{said}");
     assert!(said.contains("received → accepted"), "{said}");
 
     // Going back is refused with the statuses allowed from the current one.
-    let back = call(
-        sandbox,
-        &model,
-        "chataigne_order_status_update",
-        json!({"order_id": next[0], "status": "received", "expected_status": "accepted"}),
-        None,
-    )
-    .await;
+    let back = model
+        .call(
+            "chataigne_order_status_update",
+            json!({"order_id": next[0], "status": "received", "expected_status": "accepted"}),
+        )
+        .await;
     assert_eq!(error_code(&back), "ORDER_STATUS_PRECONDITION_FAILED");
     let said = text(&back);
     assert!(
@@ -222,41 +219,35 @@ async fn accept_the_oldest_waiting_order_while_another_operator_acts(sandbox: &S
     );
 
     // The order of a cursor is part of its filters.
-    let page = call(
-        sandbox,
-        &model,
-        "chataigne_orders_list",
-        json!({"location_id": demo::LOC_PARIS, "sort": "oldest_first", "limit": 2}),
-        None,
-    )
-    .await;
+    let page = model
+        .call(
+            "chataigne_orders_list",
+            json!({"location_id": demo::LOC_PARIS, "sort": "oldest_first", "limit": 2}),
+        )
+        .await;
     let cursor = envelope(&page)["meta"]["next_cursor"]
         .as_str()
         .expect("more orders follow")
         .to_owned();
-    let mixed = call(
-        sandbox,
-        &model,
-        "chataigne_orders_list",
-        json!({"location_id": demo::LOC_PARIS, "sort": "newest_first", "limit": 2,
+    let mixed = model
+        .call(
+            "chataigne_orders_list",
+            json!({"location_id": demo::LOC_PARIS, "sort": "newest_first", "limit": 2,
                "cursor": cursor}),
-        None,
-    )
-    .await;
+        )
+        .await;
     assert_eq!(error_code(&mixed), "MCP_CURSOR_INVALID");
     assert!(
         text(&mixed).contains("Call chataigne_orders_list again without cursor"),
         "{mixed}"
     );
-    let following = call(
-        sandbox,
-        &model,
-        "chataigne_orders_list",
-        json!({"location_id": demo::LOC_PARIS, "sort": "oldest_first", "limit": 2,
+    let following = model
+        .call(
+            "chataigne_orders_list",
+            json!({"location_id": demo::LOC_PARIS, "sort": "oldest_first", "limit": 2,
                "cursor": cursor}),
-        None,
-    )
-    .await;
+        )
+        .await;
     let first_page = data(&page)["orders"].as_array().unwrap().clone();
     let second_page = data(&following)["orders"].as_array().unwrap().clone();
     assert!(
@@ -266,18 +257,16 @@ async fn accept_the_oldest_waiting_order_while_another_operator_acts(sandbox: &S
 }
 
 async fn mark_an_item_sold_out_until_six_pm_local_time(sandbox: &Sandbox) {
-    let model = sandbox.token(demo::USER_MANAGER).await;
+    let model = Model::new(sandbox, demo::USER_MANAGER).await;
 
     // "Item X": typed without its accents.
-    let found = call(
-        sandbox,
-        &model,
-        "chataigne_catalog_items_list",
-        json!({"location_id": demo::LOC_PARIS, "text": "boeuf bourguignon",
+    let found = model
+        .call(
+            "chataigne_catalog_items_list",
+            json!({"location_id": demo::LOC_PARIS, "text": "boeuf bourguignon",
                "availability": "available"}),
-        None,
-    )
-    .await;
+        )
+        .await;
     let said = text(&found);
     assert!(said.contains("Bœuf bourguignon"), "{said}");
     let item = ids_in(&said, "itm_")
@@ -286,14 +275,12 @@ async fn mark_an_item_sold_out_until_six_pm_local_time(sandbox: &Sandbox) {
         .unwrap_or_else(|| panic!("the text names the item's id: {said}"));
 
     // "Until 6 pm": the location's answer gives its local time and offset.
-    let location = call(
-        sandbox,
-        &model,
-        "chataigne_location_get",
-        json!({"location_id": demo::LOC_PARIS}),
-        None,
-    )
-    .await;
+    let location = model
+        .call(
+            "chataigne_location_get",
+            json!({"location_id": demo::LOC_PARIS}),
+        )
+        .await;
     let said = text(&location);
     assert!(said.contains("Europe/Paris"), "{said}");
     let now = local_time_in(&said);
@@ -307,15 +294,14 @@ async fn mark_an_item_sold_out_until_six_pm_local_time(sandbox: &Sandbox) {
     };
     let until = format!("{:04}-{:02}-{:02}T18:00:00{offset}", day.0, day.1, day.2);
 
-    let updated = call(
-        sandbox,
-        &model,
-        "chataigne_catalog_item_availability_update",
-        json!({"item_id": item, "availability": "sold_out",
+    let updated = model
+        .call_in(
+            Some("fr-FR"),
+            "chataigne_catalog_item_availability_update",
+            json!({"item_id": item, "availability": "sold_out",
                "expected_availability": "available", "available_again_at": until}),
-        Some("fr-FR"),
-    )
-    .await;
+        )
+        .await;
     let said = text(&updated);
     assert!(said.contains("Bœuf bourguignon"), "{said}");
     assert!(said.contains("épuisé"), "{said}");
@@ -323,28 +309,24 @@ async fn mark_an_item_sold_out_until_six_pm_local_time(sandbox: &Sandbox) {
     assert_eq!(data(&updated)["item"]["available_again_at"], until.as_str());
 
     // Listed as sold out, with the time it comes back.
-    let listed = call(
-        sandbox,
-        &model,
-        "chataigne_catalog_items_list",
-        json!({"location_id": demo::LOC_PARIS, "text": "BŒUF", "availability": "sold_out"}),
-        None,
-    )
-    .await;
+    let listed = model
+        .call(
+            "chataigne_catalog_items_list",
+            json!({"location_id": demo::LOC_PARIS, "text": "BŒUF", "availability": "sold_out"}),
+        )
+        .await;
     let said = text(&listed);
     assert!(said.contains("sold out"), "{said}");
     assert!(said.contains(&format!("until {until}")), "{said}");
 
     // Removing the item instead is not an operation of this server.
-    let removed = call(
-        sandbox,
-        &model,
-        "chataigne_catalog_item_availability_update",
-        json!({"item_id": item, "availability": "deleted",
+    let removed = model
+        .call(
+            "chataigne_catalog_item_availability_update",
+            json!({"item_id": item, "availability": "deleted",
                "expected_availability": "sold_out"}),
-        None,
-    )
-    .await;
+        )
+        .await;
     assert_eq!(error_code(&removed), "MCP_INVALID_ARGUMENTS");
     assert!(
         text(&removed).contains("not available through this server"),
@@ -353,15 +335,13 @@ async fn mark_an_item_sold_out_until_six_pm_local_time(sandbox: &Sandbox) {
 }
 
 async fn compare_last_months_sales_with_the_month_before(sandbox: &Sandbox) {
-    let model = sandbox.token(demo::USER_MANAGER).await;
-    let location = call(
-        sandbox,
-        &model,
-        "chataigne_location_get",
-        json!({"location_id": demo::LOC_PARIS}),
-        None,
-    )
-    .await;
+    let model = Model::new(sandbox, demo::USER_MANAGER).await;
+    let location = model
+        .call(
+            "chataigne_location_get",
+            json!({"location_id": demo::LOC_PARIS}),
+        )
+        .await;
     let (year, month, _) = ymd(&local_time_in(&text(&location)));
     let last = month_before(year, month);
     let before = month_before(last.0, last.1);
@@ -378,15 +358,13 @@ async fn compare_last_months_sales_with_the_month_before(sandbox: &Sandbox) {
         "average_order_value",
         "delivery_share",
     ];
-    let result = call(
-        sandbox,
-        &model,
-        "chataigne_analytics_query",
-        json!({"location_id": demo::LOC_PARIS, "metrics": metrics, "bucket": "month",
+    let result = model
+        .call(
+            "chataigne_analytics_query",
+            json!({"location_id": demo::LOC_PARIS, "metrics": metrics, "bucket": "month",
                "date_from": date_from, "date_to": date_to}),
-        None,
-    )
-    .await;
+        )
+        .await;
     let d = data(&result);
     let buckets = d["buckets"].as_array().unwrap();
     assert_eq!(buckets.len(), 2, "{d}");
@@ -435,19 +413,17 @@ async fn compare_last_months_sales_with_the_month_before(sandbox: &Sandbox) {
 
     // A year of days with every metric: the text stays within 4 KiB and
     // says that the remaining buckets are in the data.
-    let wide = call(
-        sandbox,
-        &model,
-        "chataigne_analytics_query",
-        json!({"location_id": demo::LOC_PARIS, "bucket": "day",
+    let wide = model
+        .call(
+            "chataigne_analytics_query",
+            json!({"location_id": demo::LOC_PARIS, "bucket": "day",
                "metrics": ["orders_count", "revenue", "average_order_value",
                            "cancelled_count", "completed_count", "items_sold",
                            "new_customers", "pickup_share"],
                "date_from": format!("{:04}-{:02}-01", before.0, before.1),
                "date_to": format!("{:04}-{:02}-28", year, month)}),
-        None,
-    )
-    .await;
+        )
+        .await;
     let said = text(&wide);
     assert!(said.len() <= 4096, "{} bytes", said.len());
     assert!(
@@ -459,10 +435,10 @@ async fn compare_last_months_sales_with_the_month_before(sandbox: &Sandbox) {
 /// The statuses the order write offers are the ones an order can reach, and
 /// a cancellation asked through them is refused as not available here.
 async fn order_targets_are_reachable_and_cancellation_is_unavailable(sandbox: &Sandbox) {
-    let model = sandbox.token(demo::USER_MANAGER).await;
+    let model = Model::new(sandbox, demo::USER_MANAGER).await;
     let (_, listed) = sandbox
         .mcp(
-            &model,
+            &model.token,
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
         )
         .await;
@@ -494,24 +470,20 @@ async fn order_targets_are_reachable_and_cancellation_is_unavailable(sandbox: &S
             "out_for_delivery"
         ])
     );
-    let orders = call(
-        sandbox,
-        &model,
-        "chataigne_orders_list",
-        json!({"location_id": demo::LOC_LYON, "statuses": ["received"], "limit": 1}),
-        None,
-    )
-    .await;
-    let order = data(&orders)["orders"][0]["id"].clone();
-    for status in ["cancelled", "Canceled", "refunded", "rejected"] {
-        let refused = call(
-            sandbox,
-            &model,
-            "chataigne_order_status_update",
-            json!({"order_id": order, "status": status, "expected_status": "received"}),
-            None,
+    let orders = model
+        .call(
+            "chataigne_orders_list",
+            json!({"location_id": demo::LOC_LYON, "statuses": ["received"], "limit": 1}),
         )
         .await;
+    let order = data(&orders)["orders"][0]["id"].clone();
+    for status in ["cancelled", "Canceled", "refunded", "rejected"] {
+        let refused = model
+            .call(
+                "chataigne_order_status_update",
+                json!({"order_id": order, "status": status, "expected_status": "received"}),
+            )
+            .await;
         assert_eq!(error_code(&refused), "MCP_INVALID_ARGUMENTS", "{status}");
         let said = text(&refused);
         assert!(
@@ -520,14 +492,12 @@ async fn order_targets_are_reachable_and_cancellation_is_unavailable(sandbox: &S
         );
         assert!(!said.contains("current status"), "{status}: {said}");
     }
-    let unknown = call(
-        sandbox,
-        &model,
-        "chataigne_order_status_update",
-        json!({"order_id": order, "status": "shipped", "expected_status": "received"}),
-        None,
-    )
-    .await;
+    let unknown = model
+        .call(
+            "chataigne_order_status_update",
+            json!({"order_id": order, "status": "shipped", "expected_status": "received"}),
+        )
+        .await;
     assert!(
         text(&unknown).contains(
             "status must be one of: accepted, preparing, ready, out_for_delivery, completed"
@@ -540,13 +510,13 @@ async fn order_targets_are_reachable_and_cancellation_is_unavailable(sandbox: &S
 /// results of creations and writes; `<resource>_id` always names another
 /// record.
 async fn every_record_carries_its_own_identifier_as_id(sandbox: &Sandbox) {
-    let manager = sandbox.token(demo::USER_MANAGER).await;
-    let admin = sandbox
-        .token_with(
-            demo::USER_ADMIN,
-            &["admin.organizations.create", "admin.locations.create"],
-        )
-        .await;
+    let manager = Model::new(sandbox, demo::USER_MANAGER).await;
+    let admin = Model::with_scopes(
+        sandbox,
+        demo::USER_ADMIN,
+        &["admin.organizations.create", "admin.locations.create"],
+    )
+    .await;
     let own = |value: &Value, prefix: &str, what: &str| {
         let id = value["id"]
             .as_str()
@@ -559,97 +529,75 @@ async fn every_record_carries_its_own_identifier_as_id(sandbox: &Sandbox) {
         );
     };
     let orgs = data(
-        &call(
-            sandbox,
-            &manager,
-            "chataigne_organizations_list",
-            json!({}),
-            None,
-        )
-        .await,
+        &manager
+            .call("chataigne_organizations_list", json!({}))
+            .await,
     );
     own(&orgs["organizations"][0], "org_", "organization");
     let locations = data(
-        &call(
-            sandbox,
-            &manager,
-            "chataigne_locations_list",
-            json!({"organization_id": demo::ORG_BISTRO}),
-            None,
-        )
-        .await,
+        &manager
+            .call(
+                "chataigne_locations_list",
+                json!({"organization_id": demo::ORG_BISTRO}),
+            )
+            .await,
     );
     own(&locations["locations"][0], "loc_", "location");
     let location = data(
-        &call(
-            sandbox,
-            &manager,
-            "chataigne_location_get",
-            json!({"location_id": demo::LOC_PARIS}),
-            None,
-        )
-        .await,
+        &manager
+            .call(
+                "chataigne_location_get",
+                json!({"location_id": demo::LOC_PARIS}),
+            )
+            .await,
     );
     own(&location["location"], "loc_", "location");
     let orders = data(
-        &call(
-            sandbox,
-            &manager,
-            "chataigne_orders_list",
-            json!({"limit": 1}),
-            None,
-        )
-        .await,
+        &manager
+            .call("chataigne_orders_list", json!({"limit": 1}))
+            .await,
     );
     own(&orders["orders"][0], "ord_", "order");
     let conversations = data(
-        &call(
-            sandbox,
-            &manager,
-            "chataigne_conversations_list",
-            json!({"location_id": demo::LOC_PARIS, "limit": 1}),
-            None,
-        )
-        .await,
+        &manager
+            .call(
+                "chataigne_conversations_list",
+                json!({"location_id": demo::LOC_PARIS, "limit": 1}),
+            )
+            .await,
     );
     own(&conversations["conversations"][0], "conv_", "conversation");
     let sent = data(
-        &call(
-            sandbox,
-            &manager,
-            "chataigne_conversation_instruction_send",
-            json!({"conversation_id": conversations["conversations"][0]["id"],
+        &manager
+            .call(
+                "chataigne_conversation_instruction_send",
+                json!({"conversation_id": conversations["conversations"][0]["id"],
                    "text": "Proposer le dessert du jour.",
                    "idempotency_key": uuid::Uuid::new_v4().to_string()}),
-            None,
-        )
-        .await,
+            )
+            .await,
     );
     own(&sent["message"], "msg_", "message");
     let created = data(
-        &call(
-            sandbox,
-            &admin,
-            "chataigne_organization_create",
-            json!({"name": "Brasserie du Quai",
+        &admin
+            .call(
+                "chataigne_organization_create",
+                json!({"name": "Brasserie du Quai",
                    "idempotency_key": uuid::Uuid::new_v4().to_string()}),
-            None,
-        )
-        .await,
+            )
+            .await,
     );
     own(&created["organization"], "org_", "organization");
     let located = data(
-        &call(
-            sandbox,
-            &admin,
-            "chataigne_location_create",
-            json!({"organization_id": created["organization"]["id"], "name": "Quai 1",
+        &admin
+            .call(
+                "chataigne_location_create",
+                json!({"organization_id": created["organization"]["id"], "name": "Quai 1",
                    "line1": "1 quai Perrache", "city": "Lyon", "postal_code": "69002",
                    "country": "FR", "timezone": "Europe/Paris", "currency": "EUR",
                    "idempotency_key": uuid::Uuid::new_v4().to_string()}),
-            None,
-        )
-        .await,
+            )
+            .await,
     );
     own(&located["location"], "loc_", "location");
     assert_eq!(
@@ -661,9 +609,7 @@ async fn every_record_carries_its_own_identifier_as_id(sandbox: &Sandbox) {
 /// A location's currency and timezone are checked against ISO 4217 and the
 /// IANA database, and the refusal says what is accepted.
 async fn location_currencies_and_timezones_are_checked(sandbox: &Sandbox) {
-    let admin = sandbox
-        .token_with(demo::USER_ADMIN, &["admin.locations.create"])
-        .await;
+    let admin = Model::with_scopes(sandbox, demo::USER_ADMIN, &["admin.locations.create"]).await;
     let create = |currency: &str, timezone: &str| {
         json!({"organization_id": demo::ORG_BISTRO, "name": "Essai", "line1": "1 rue Neuve",
                "city": "Lille", "postal_code": "59000", "country": "FR",
@@ -692,14 +638,9 @@ async fn location_currencies_and_timezones_are_checked(sandbox: &Sandbox) {
             "spelled with its capitals: Europe/Paris",
         ),
     ] {
-        let refused = call(
-            sandbox,
-            &admin,
-            "chataigne_location_create",
-            create(currency, timezone),
-            None,
-        )
-        .await;
+        let refused = admin
+            .call("chataigne_location_create", create(currency, timezone))
+            .await;
         assert_eq!(
             error_code(&refused),
             "MCP_INVALID_ARGUMENTS",
@@ -707,29 +648,23 @@ async fn location_currencies_and_timezones_are_checked(sandbox: &Sandbox) {
         );
         assert!(text(&refused).contains(needle), "{needle:?}: {refused}");
     }
-    let yen = call(
-        sandbox,
-        &admin,
-        "chataigne_location_create",
-        create("JPY", "Asia/Tokyo"),
-        None,
-    )
-    .await;
+    let yen = admin
+        .call("chataigne_location_create", create("JPY", "Asia/Tokyo"))
+        .await;
     assert_ne!(yen["isError"], true, "{yen}");
 }
 
 /// French answers say statuses in French words, and labels sit beside the
 /// codes in the structured result.
 async fn french_texts_use_french_words_for_statuses(sandbox: &Sandbox) {
-    let model = sandbox.token(demo::USER_MANAGER).await;
-    let orders = call(
-        sandbox,
-        &model,
-        "chataigne_orders_list",
-        json!({"location_id": demo::LOC_BORDEAUX, "statuses": ["received"], "limit": 3}),
-        Some("fr"),
-    )
-    .await;
+    let model = Model::new(sandbox, demo::USER_MANAGER).await;
+    let orders = model
+        .call_in(
+            Some("fr"),
+            "chataigne_orders_list",
+            json!({"location_id": demo::LOC_BORDEAUX, "statuses": ["received"], "limit": 3}),
+        )
+        .await;
     let said = text(&orders);
     assert!(said.contains("reçue"), "{said}");
     assert!(!said.contains(" received"), "{said}");
@@ -738,34 +673,30 @@ async fn french_texts_use_french_words_for_statuses(sandbox: &Sandbox) {
     assert_eq!(first["status_label"], "reçue");
     assert!(first["fulfillment_label"].is_string(), "{first}");
 
-    let closed = call(
-        sandbox,
-        &model,
-        "chataigne_conversations_list",
-        json!({"location_id": demo::LOC_BORDEAUX, "status": "closed", "limit": 2}),
-        Some("fr"),
-    )
-    .await;
+    let closed = model
+        .call_in(
+            Some("fr"),
+            "chataigne_conversations_list",
+            json!({"location_id": demo::LOC_BORDEAUX, "status": "closed", "limit": 2}),
+        )
+        .await;
     let said = text(&closed);
     assert!(said.contains("clôturée"), "{said}");
     assert!(!said.contains("closed"), "{said}");
-    let waiting = call(
-        sandbox,
-        &model,
-        "chataigne_conversations_list",
-        json!({"location_id": demo::LOC_BORDEAUX, "status": "waiting", "limit": 2}),
-        Some("fr"),
-    )
-    .await;
+    let waiting = model
+        .call_in(
+            Some("fr"),
+            "chataigne_conversations_list",
+            json!({"location_id": demo::LOC_BORDEAUX, "status": "waiting", "limit": 2}),
+        )
+        .await;
     assert!(text(&waiting).contains("en attente du client"), "{waiting}");
-    let open = call(
-        sandbox,
-        &model,
-        "chataigne_conversations_list",
-        json!({"location_id": demo::LOC_BORDEAUX, "status": "open", "limit": 2}),
-        None,
-    )
-    .await;
+    let open = model
+        .call(
+            "chataigne_conversations_list",
+            json!({"location_id": demo::LOC_BORDEAUX, "status": "open", "limit": 2}),
+        )
+        .await;
     let conversation = &data(&open)["conversations"][0];
     assert_eq!(
         conversation["status"], "open",
@@ -776,14 +707,13 @@ async fn french_texts_use_french_words_for_statuses(sandbox: &Sandbox) {
         "{conversation}"
     );
 
-    let intake = call(
-        sandbox,
-        &model,
-        "chataigne_location_status_get",
-        json!({"location_id": demo::LOC_BORDEAUX}),
-        Some("fr"),
-    )
-    .await;
+    let intake = model
+        .call_in(
+            Some("fr"),
+            "chataigne_location_status_get",
+            json!({"location_id": demo::LOC_BORDEAUX}),
+        )
+        .await;
     assert!(text(&intake).contains("prend les commandes"), "{intake}");
 }
 

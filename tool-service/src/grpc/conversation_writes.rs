@@ -27,45 +27,35 @@ typed_service! {
     }
 }
 
-impl TryFrom<pb::SendMessageRequest> for MessageSendInput {
-    type Error = DomainError;
-    fn try_from(request: pb::SendMessageRequest) -> Result<Self, DomainError> {
-        Ok(MessageSendInput {
-            conversation_id: request.conversation_id,
-            text: request.text,
-            idempotency_key: request.idempotency_key,
-        })
-    }
-}
-
-impl From<Answered<MessageSendOutput>> for pb::SendMessageResponse {
-    fn from(answer: Answered<MessageSendOutput>) -> Self {
-        pb::SendMessageResponse {
-            message: Some(sent(answer.data.message)),
-            replayed: answer.replayed,
+/// The conversions of one message-sending RPC, whose request and response
+/// carry the same fields for either tool: the request to the tool's input,
+/// the tool's answer to the response.
+macro_rules! message_rpc {
+    ($request:ident => $input:ident, $response:ident) => {
+        impl TryFrom<pb::$request> for $input {
+            type Error = DomainError;
+            fn try_from(request: pb::$request) -> Result<Self, DomainError> {
+                Ok($input {
+                    conversation_id: request.conversation_id,
+                    text: request.text,
+                    idempotency_key: request.idempotency_key,
+                })
+            }
         }
-    }
-}
 
-impl TryFrom<pb::SendInstructionRequest> for InstructionSendInput {
-    type Error = DomainError;
-    fn try_from(request: pb::SendInstructionRequest) -> Result<Self, DomainError> {
-        Ok(InstructionSendInput {
-            conversation_id: request.conversation_id,
-            text: request.text,
-            idempotency_key: request.idempotency_key,
-        })
-    }
-}
-
-impl From<Answered<MessageSendOutput>> for pb::SendInstructionResponse {
-    fn from(answer: Answered<MessageSendOutput>) -> Self {
-        pb::SendInstructionResponse {
-            message: Some(sent(answer.data.message)),
-            replayed: answer.replayed,
+        impl From<Answered<MessageSendOutput>> for pb::$response {
+            fn from(answer: Answered<MessageSendOutput>) -> Self {
+                pb::$response {
+                    message: Some(sent(answer.data.message)),
+                    replayed: answer.replayed,
+                }
+            }
         }
-    }
+    };
 }
+
+message_rpc!(SendMessageRequest => MessageSendInput, SendMessageResponse);
+message_rpc!(SendInstructionRequest => InstructionSendInput, SendInstructionResponse);
 
 fn sent(message: SentMessage) -> pb::SentMessage {
     pb::SentMessage {

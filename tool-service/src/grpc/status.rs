@@ -223,16 +223,7 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
 fn typed_message(error: &DomainError, kind: ToolKind) -> String {
     match error {
         DomainError::InvalidArguments(violations) => {
-            let parts: Vec<String> = violations
-                .iter()
-                .map(|v| {
-                    if v.field.is_empty() {
-                        v.description.clone()
-                    } else {
-                        format!("field {} {}", v.field, v.description)
-                    }
-                })
-                .collect();
+            let parts = violation_texts(violations, "field ");
             if parts.is_empty() {
                 "the request is invalid".to_owned()
             } else {
@@ -306,11 +297,10 @@ fn typed_message(error: &DomainError, kind: ToolKind) -> String {
     }
 }
 
-/// [`transition_message`] for gRPC callers: the statuses the order can move
-/// to, without the MCP tool's name.
-fn typed_transition_message(from: &str, to: &str, current: Option<&str>) -> String {
-    let now = current.unwrap_or(from);
-    let allowed: Vec<&str> = OrderStatus::parse(now)
+/// The statuses an order in status `now` can move to; none for an unknown
+/// status.
+fn allowed_from(now: &str) -> Vec<&'static str> {
+    OrderStatus::parse(now)
         .map(|status| {
             status
                 .next_statuses()
@@ -318,7 +308,14 @@ fn typed_transition_message(from: &str, to: &str, current: Option<&str>) -> Stri
                 .map(OrderStatus::as_str)
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// [`transition_message`] for gRPC callers: the statuses the order can move
+/// to, without the MCP tool's name.
+fn typed_transition_message(from: &str, to: &str, current: Option<&str>) -> String {
+    let now = current.unwrap_or(from);
+    let allowed = allowed_from(now);
     let mut message = format!("an order in status {from} cannot move to {to}");
     if current.is_some() {
         message.push_str(&format!("; its current status is {now}"));
@@ -363,20 +360,26 @@ fn mismatch_message(tool: Option<&str>, current: &str, allowed: &[&str]) -> Stri
     message
 }
 
-/// "Invalid arguments: limit must be at most 50; pass meta.next_cursor …".
-/// Each violation names the field, the rule and, where there is one, the
-/// next step; the values themselves are never repeated.
-fn invalid_arguments_message(violations: &[FieldViolation]) -> String {
-    let parts: Vec<String> = violations
+/// Each violation as "{prefix}{field} {rule}", or its rule alone when it
+/// names no field.
+fn violation_texts(violations: &[FieldViolation], prefix: &str) -> Vec<String> {
+    violations
         .iter()
         .map(|v| {
             if v.field.is_empty() {
                 v.description.clone()
             } else {
-                format!("{} {}", v.field, v.description)
+                format!("{prefix}{} {}", v.field, v.description)
             }
         })
-        .collect();
+        .collect()
+}
+
+/// "Invalid arguments: limit must be at most 50; pass meta.next_cursor …".
+/// Each violation names the field, the rule and, where there is one, the
+/// next step; the values themselves are never repeated.
+fn invalid_arguments_message(violations: &[FieldViolation]) -> String {
+    let parts = violation_texts(violations, "");
     if parts.is_empty() {
         return ErrorCode::InvalidArguments.default_message().to_owned();
     }
@@ -391,15 +394,7 @@ fn invalid_arguments_message(violations: &[FieldViolation]) -> String {
 /// changed since it was read) and the call that does it.
 fn transition_message(from: &str, to: &str, current: Option<&str>) -> String {
     let now = current.unwrap_or(from);
-    let allowed: Vec<&str> = OrderStatus::parse(now)
-        .map(|status| {
-            status
-                .next_statuses()
-                .into_iter()
-                .map(OrderStatus::as_str)
-                .collect()
-        })
-        .unwrap_or_default();
+    let allowed = allowed_from(now);
     let mut message = match OrderStatus::parse(from).map(OrderStatus::next_statuses) {
         Some(next) if next.is_empty() => {
             format!("An order in status {from} cannot change status any more (asked: {to}).")

@@ -251,47 +251,34 @@ where
     }
 }
 
-/// Every record (and tuple) the store reads.
-pub trait Records:
-    Decodes<OrganizationRecord>
-    + Decodes<LocationRecord>
-    + Decodes<OrderRecord>
-    + Decodes<OrderLineRecord>
-    + Decodes<LocationStatusRecord>
-    + Decodes<SettingsRecord>
-    + Decodes<CatalogItemRecord>
-    + Decodes<DiscountRecord>
-    + Decodes<IntegrationRecord>
-    + Decodes<CustomerRecord>
-    + Decodes<ConversationRecord>
-    + Decodes<MessageRecord>
-    + Decodes<MetricsBucketRecord>
-    + Decodes<WritesSwitch>
-    + Decodes<ConversationTarget>
-    + Decodes<(String, String)>
-    + Decodes<(String, Option<String>)>
-    + Decodes<(String, String, i64, i64)>
-{
+/// Declares [`Records`] as decoding each of the listed types, and implements
+/// it for every database that does.
+macro_rules! records {
+    ($($record:ty),* $(,)?) => {
+        /// Every record (and tuple) the store reads.
+        pub trait Records: $(Decodes<$record> +)* {}
+
+        impl<DB> Records for DB where DB: $(Decodes<$record> +)* {}
+    };
 }
 
-impl<DB> Records for DB where
-    DB: Decodes<OrganizationRecord>
-        + Decodes<LocationRecord>
-        + Decodes<OrderRecord>
-        + Decodes<OrderLineRecord>
-        + Decodes<LocationStatusRecord>
-        + Decodes<SettingsRecord>
-        + Decodes<CatalogItemRecord>
-        + Decodes<DiscountRecord>
-        + Decodes<IntegrationRecord>
-        + Decodes<CustomerRecord>
-        + Decodes<ConversationRecord>
-        + Decodes<MessageRecord>
-        + Decodes<MetricsBucketRecord>
-        + Decodes<WritesSwitch>
-        + Decodes<ConversationTarget>
-        + Decodes<(String, String)>
-        + Decodes<(String, Option<String>)>
-        + Decodes<(String, String, i64, i64)>
-{
-}
+records!(
+    OrganizationRecord,
+    LocationRecord,
+    OrderRecord,
+    OrderLineRecord,
+    LocationStatusRecord,
+    SettingsRecord,
+    CatalogItemRecord,
+    DiscountRecord,
+    IntegrationRecord,
+    CustomerRecord,
+    ConversationRecord,
+    MessageRecord,
+    MetricsBucketRecord,
+    WritesSwitch,
+    ConversationTarget,
+    (String, String),
+    (String, Option<String>),
+    (String, String, i64, i64),
+);

@@ -257,78 +257,52 @@ pub(crate) fn insert_statements<DB: Backend, R: VenueRow>(rows: &[R]) -> Vec<Que
         .collect()
 }
 
-impl VenueRow for SettingsRow {
-    const TABLE: &'static str = "location_settings";
-    const COLUMNS: &'static [&'static str] = &["location_id", "section", "body", "updated_at_ms"];
-    fn values(&self) -> Vec<Value<'_>> {
-        vec![
-            Value::Text(&self.location_id),
-            Value::Text(&self.section),
-            Value::Text(&self.body),
-            Value::Int(self.updated_at_ms),
-        ]
+impl<'a> From<&'a String> for Value<'a> {
+    fn from(v: &'a String) -> Value<'a> {
+        Value::Text(v)
     }
 }
 
-impl VenueRow for DiscountRow {
-    const TABLE: &'static str = "discounts";
-    const COLUMNS: &'static [&'static str] = &[
-        "id",
-        "organization_id",
-        "location_id",
-        "name",
-        "code",
-        "kind",
-        "value",
-        "status",
-        "starts_at_ms",
-        "ends_at_ms",
-        "created_at_ms",
-    ];
-    fn values(&self) -> Vec<Value<'_>> {
-        vec![
-            Value::Text(&self.id),
-            Value::Text(&self.organization_id),
-            Value::OptText(self.location_id.as_deref()),
-            Value::Text(&self.name),
-            Value::OptText(self.code.as_deref()),
-            Value::Text(&self.kind),
-            Value::Int(self.value),
-            Value::Text(&self.status),
-            Value::OptInt(self.starts_at_ms),
-            Value::OptInt(self.ends_at_ms),
-            Value::Int(self.created_at_ms),
-        ]
+impl<'a> From<&'a Option<String>> for Value<'a> {
+    fn from(v: &'a Option<String>) -> Value<'a> {
+        Value::OptText(v.as_deref())
     }
 }
 
-impl VenueRow for IntegrationRow {
-    const TABLE: &'static str = "integrations";
-    const COLUMNS: &'static [&'static str] = &[
-        "id",
-        "organization_id",
-        "location_id",
-        "provider",
-        "kind",
-        "name",
-        "health",
-        "last_sync_at_ms",
-        "created_at_ms",
-    ];
-    fn values(&self) -> Vec<Value<'_>> {
-        vec![
-            Value::Text(&self.id),
-            Value::Text(&self.organization_id),
-            Value::OptText(self.location_id.as_deref()),
-            Value::Text(&self.provider),
-            Value::Text(&self.kind),
-            Value::Text(&self.name),
-            Value::Text(&self.health),
-            Value::OptInt(self.last_sync_at_ms),
-            Value::Int(self.created_at_ms),
-        ]
+impl From<&i64> for Value<'_> {
+    fn from(v: &i64) -> Self {
+        Value::Int(*v)
     }
 }
+
+impl From<&Option<i64>> for Value<'_> {
+    fn from(v: &Option<i64>) -> Self {
+        Value::OptInt(*v)
+    }
+}
+
+/// Implements [`VenueRow`] for a row type written to `table`, whose columns
+/// are its fields of the same names, in this order.
+macro_rules! venue_row {
+    ($row:ty => $table:literal [$($column:ident),* $(,)?]) => {
+        impl VenueRow for $row {
+            const TABLE: &'static str = $table;
+            const COLUMNS: &'static [&'static str] = &[$(stringify!($column)),*];
+            fn values(&self) -> Vec<Value<'_>> {
+                vec![$(Value::from(&self.$column)),*]
+            }
+        }
+    };
+}
+
+venue_row!(SettingsRow => "location_settings" [location_id, section, body, updated_at_ms]);
+venue_row!(DiscountRow => "discounts" [
+    id, organization_id, location_id, name, code, kind, value, status, starts_at_ms, ends_at_ms,
+    created_at_ms,
+]);
+venue_row!(IntegrationRow => "integrations" [
+    id, organization_id, location_id, provider, kind, name, health, last_sync_at_ms, created_at_ms,
+]);
 
 impl<B: Backend> VenueStore for SqlStore<B> {
     async fn location_status(
@@ -353,9 +327,8 @@ impl<B: Backend> VenueStore for SqlStore<B> {
             .int(now_ms)
             .int(now_ms)
             .text(change.expected.as_str());
-        let written = self.execute(update).await?;
-        let current = self.location_status(location_id).await?;
-        Ok(GuardedWrite::settle(written, current))
+        self.guarded_write(update, self.location_status(location_id))
+            .await
     }
 
     async fn location_settings(
@@ -409,9 +382,8 @@ impl<B: Backend> VenueStore for SqlStore<B> {
             .int(now_ms)
             .int(now_ms)
             .text(change.expected.as_str());
-        let written = self.execute(update).await?;
-        let current = self.get_catalog_item(item_id).await?;
-        Ok(GuardedWrite::settle(written, current))
+        self.guarded_write(update, self.get_catalog_item(item_id))
+            .await
     }
 
     async fn list_discounts(

@@ -100,23 +100,13 @@ impl Tool for AnalyticsQuery {
         input: AnalyticsQueryInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<AnalyticsQueryOutput>, DomainError> {
-        let owner = tools
-            .store
-            .location_owner(&input.location_id)
-            .await?
-            .ok_or(DomainError::Forbidden)?;
         tools
-            .access
-            .authorize(&ctx.credential, SPEC.scope, &owner)
+            .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
         check_metrics(&input.metrics)?;
         let range = DateRange::parse(&input.date_from, &input.date_to)?;
         let bucket = input.bucket.unwrap_or(Bucket::Day);
-        let location = tools
-            .store
-            .get_location(&input.location_id)
-            .await?
-            .ok_or(DomainError::NotFound)?;
+        let location = tools.location(&input.location_id).await?;
         let (from, to) = (
             range.from.format("%Y-%m-%d").to_string(),
             range.to.format("%Y-%m-%d").to_string(),

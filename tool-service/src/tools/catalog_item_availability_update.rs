@@ -6,11 +6,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::support::settled;
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Availability, AvailabilityChange, CatalogItem, DomainError};
 use crate::present;
-use crate::store::{GuardedWrite, Store};
+use crate::store::Store;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_catalog_item_availability_update",
@@ -76,30 +77,16 @@ impl Tool for CatalogItemAvailabilityUpdate {
             again_at_ms,
             ctx.now_ms,
         )?;
-        let owner = tools
-            .store
-            .catalog_item_owner(&input.item_id)
-            .await?
-            .ok_or(DomainError::Forbidden)?;
-        tools
-            .access
-            .authorize(&ctx.credential, SPEC.scope, &owner)
-            .await?;
-        let record = match tools
+        let owner = tools.store.catalog_item_owner(&input.item_id).await?;
+        tools.authorize_owner(owner, SPEC.scope, ctx).await?;
+        let write = tools
             .store
             .update_item_availability(&input.item_id, &change, ctx.now_ms)
-            .await?
-        {
-            GuardedWrite::Updated(record) => record,
-            GuardedWrite::Mismatch(current) => {
-                let current = present::catalog_item(current, ctx.now_ms, ctx.locale)?;
-                return Err(DomainError::ExpectedStateMismatch {
-                    current: current.availability.as_str().to_owned(),
-                    allowed: Vec::new(),
-                });
-            }
-            GuardedWrite::Missing => return Err(DomainError::NotFound),
-        };
+            .await?;
+        let record = settled(write, |current| {
+            let current = present::catalog_item(current, ctx.now_ms, ctx.locale)?;
+            Ok(current.availability.as_str().to_owned())
+        })?;
         let item = present::catalog_item(record, ctx.now_ms, ctx.locale)?;
         let mut text = format!(
             "{} · {} · {}",

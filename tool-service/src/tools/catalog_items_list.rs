@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::Pager;
+use super::support::{page_output, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Availability, CatalogFilter, CatalogItem, DomainError, Locale, PageAfter};
@@ -27,31 +27,26 @@ and to finding an `item_id` to update. Returns 20 by default, 50 at most, with \
     rpc: "chataigne.tools.v1.Catalog/ListCatalogItems",
 };
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CatalogItemsListInput {
-    /// From chataigne_locations_list, e.g. "loc_01paris11".
-    #[schemars(length(min = 1, max = 64))]
-    pub location_id: String,
-    /// Only items of this category: a `category_id` of an earlier listing, e.g. "cat_01paris11_02".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 64))]
-    pub category_id: Option<String>,
-    /// Only items currently `available` or `sold_out`; omitted: both.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub availability: Option<Availability>,
-    /// Only items whose name contains this text, case and accents ignored, e.g. "creme brulee".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 100))]
-    pub text: Option<String>,
-    /// Page size; 20 when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, with the same filters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 1024))]
-    pub cursor: Option<String>,
+paged_input! {
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CatalogItemsListInput {
+        /// From chataigne_locations_list, e.g. "loc_01paris11".
+        #[schemars(length(min = 1, max = 64))]
+        pub location_id: String,
+        /// Only items of this category: a `category_id` of an earlier listing, e.g. "cat_01paris11_02".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(min = 1, max = 64))]
+        pub category_id: Option<String>,
+        /// Only items currently `available` or `sold_out`; omitted: both.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub availability: Option<Availability>,
+        /// Only items whose name contains this text, case and accents ignored, e.g. "creme brulee".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(max = 100))]
+        pub text: Option<String>,
+    }
+    cursor: "`meta.next_cursor` of the previous page, with the same filters."
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -81,8 +76,7 @@ impl Tool for CatalogItemsList {
         // The normalized text is what the cursor is bound to.
         let mut bound_input = input.clone();
         bound_input.text = name_contains.clone();
-        let pager = Pager::new(SPEC.name, &bound_input, &principal, &tools.cursors, ctx);
-        let page = pager.request(input.limit, input.cursor.as_deref())?;
+        let (pager, page) = tools.page(SPEC.name, &bound_input, &principal, ctx)?;
         // Availability in force at this call's time (a passed return time
         // counts as available).
         let filter = CatalogFilter {
@@ -117,16 +111,15 @@ impl Tool for CatalogItemsList {
                 text.push_str(at);
             }
         }
-        if next_cursor.is_some() {
-            text.push_str(ctx.locale.pick(
-                "\nD'autres articles suivent (meta.next_cursor).",
-                "\nMore items follow (meta.next_cursor).",
-            ));
-        }
-        Ok(ToolOutput {
-            data: CatalogItemsListOutput { items },
+        let more = ctx.locale.pick(
+            "\nD'autres articles suivent (meta.next_cursor).",
+            "\nMore items follow (meta.next_cursor).",
+        );
+        Ok(page_output(
+            CatalogItemsListOutput { items },
             text,
             next_cursor,
-        })
+            more,
+        ))
     }
 }

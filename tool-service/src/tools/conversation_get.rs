@@ -78,12 +78,8 @@ impl Tool for ConversationGet {
         let owner = tools
             .store
             .conversation_owner(&input.conversation_id)
-            .await?
-            .ok_or(DomainError::Forbidden)?;
-        let principal = tools
-            .access
-            .authorize(&ctx.credential, SPEC.scope, &owner)
             .await?;
+        let (_, principal) = tools.authorize_owner(owner, SPEC.scope, ctx).await?;
         let sort = input.sort.unwrap_or_default();
         // The cursor is bound to the order it was issued for, explicit or not.
         let bound_input = ConversationGetInput {
@@ -117,33 +113,22 @@ impl Tool for ConversationGet {
             .map(|r| message(r, &timezone, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
         let oldest = sort.oldest_first();
+        let order = match (ctx.locale, oldest) {
+            (Locale::Fr, true) => "du plus ancien au plus récent",
+            (Locale::Fr, false) => "du plus récent au plus ancien",
+            (_, true) => "oldest first",
+            (_, false) => "newest first",
+        };
+        let c = &conversation;
+        let (who, shown, total) = (&c.customer_name, messages.len(), c.message_count);
+        let (channel, status) = (&c.channel_label, &c.status_label);
         let mut text = if ctx.locale == Locale::Fr {
             format!(
-                "Conversation avec {} ({}, {}) : {} message(s) sur {}, {}.",
-                conversation.customer_name,
-                conversation.channel_label,
-                conversation.status_label,
-                messages.len(),
-                conversation.message_count,
-                if oldest {
-                    "du plus ancien au plus récent"
-                } else {
-                    "du plus récent au plus ancien"
-                }
+                "Conversation avec {who} ({channel}, {status}) : {shown} message(s) sur {total}, {order}."
             )
         } else {
             format!(
-                "Conversation with {} ({}, {}): {} of {} message(s), {}.",
-                conversation.customer_name,
-                conversation.channel_label,
-                conversation.status_label,
-                messages.len(),
-                conversation.message_count,
-                if oldest {
-                    "oldest first"
-                } else {
-                    "newest first"
-                }
+                "Conversation with {who} ({channel}, {status}): {shown} of {total} message(s), {order}."
             )
         };
         if next_cursor.is_some() {

@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::Pager;
+use super::support::{page_output, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
@@ -36,33 +36,28 @@ chataigne_conversation_get. `query` is not logged. Returns 20 by default, 50 at 
     rpc: "chataigne.tools.v1.Conversations/ListConversations",
 };
 
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ConversationsListInput {
-    /// From chataigne_locations_list, e.g. "loc_01paris11".
-    #[schemars(length(min = 1, max = 64))]
-    pub location_id: String,
-    /// Only this status: open (awaiting the restaurant), waiting (awaiting the customer) or closed; omitted: any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<ConversationStatus>,
-    /// Only this channel; omitted: any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub channel: Option<ConversationChannel>,
-    /// Text that a message of the transcript contains, case and accents ignored, e.g. "allergie".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 2, max = 200))]
-    pub query: Option<String>,
-    /// By time of the newest message: newest_first when omitted, or oldest_first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sort: Option<SortOrder>,
-    /// Page size; 20 when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, with the same filters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 1024))]
-    pub cursor: Option<String>,
+paged_input! {
+    #[derive(Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ConversationsListInput {
+        /// From chataigne_locations_list, e.g. "loc_01paris11".
+        #[schemars(length(min = 1, max = 64))]
+        pub location_id: String,
+        /// Only this status: open (awaiting the restaurant), waiting (awaiting the customer) or closed; omitted: any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub status: Option<ConversationStatus>,
+        /// Only this channel; omitted: any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub channel: Option<ConversationChannel>,
+        /// Text that a message of the transcript contains, case and accents ignored, e.g. "allergie".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(min = 2, max = 200))]
+        pub query: Option<String>,
+        /// By time of the newest message: newest_first when omitted, or oldest_first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub sort: Option<SortOrder>,
+    }
+    cursor: "`meta.next_cursor` of the previous page, with the same filters."
 }
 
 impl std::fmt::Debug for ConversationsListInput {
@@ -98,14 +93,8 @@ impl Tool for ConversationsList {
         input: ConversationsListInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<ConversationsListOutput>, DomainError> {
-        let owner = tools
-            .store
-            .location_owner(&input.location_id)
-            .await?
-            .ok_or(DomainError::Forbidden)?;
-        let principal = tools
-            .access
-            .authorize(&ctx.credential, SPEC.scope, &owner)
+        let (_, principal) = tools
+            .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
         if let Some(query) = &input.query
             && !QUERY_CHARS.contains(&query.chars().count())
@@ -135,8 +124,7 @@ impl Tool for ConversationsList {
             sort: Some(sort),
             ..input.clone()
         };
-        let pager = Pager::new(SPEC.name, &bound_input, &principal, &tools.cursors, ctx);
-        let page = pager.request(input.limit, input.cursor.as_deref())?;
+        let (pager, page) = tools.page(SPEC.name, &bound_input, &principal, ctx)?;
         let records = tools.store.list_conversations(&filter, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.last_message_at_ms.to_string(),
@@ -169,16 +157,15 @@ impl Tool for ConversationsList {
                 c.last_message_preview
             ));
         }
-        if next_cursor.is_some() {
-            text.push_str(ctx.locale.pick(
-                "\nD'autres conversations suivent (meta.next_cursor).",
-                "\nMore conversations follow (meta.next_cursor).",
-            ));
-        }
-        Ok(ToolOutput {
-            data: ConversationsListOutput { conversations },
+        let more = ctx.locale.pick(
+            "\nD'autres conversations suivent (meta.next_cursor).",
+            "\nMore conversations follow (meta.next_cursor).",
+        );
+        Ok(page_output(
+            ConversationsListOutput { conversations },
             text,
             next_cursor,
-        })
+            more,
+        ))
     }
 }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools, orders_list};
 use crate::access::Access;
 use crate::domain::{Customer, DomainError, Locale, Order};
 use crate::present;
@@ -58,15 +58,8 @@ impl Tool for CustomerGet {
         input: CustomerGetInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<CustomerGetOutput>, DomainError> {
-        let owner = tools
-            .store
-            .customer_owner(&input.customer_id)
-            .await?
-            .ok_or(DomainError::Forbidden)?;
-        tools
-            .access
-            .authorize(&ctx.credential, SPEC.scope, &owner)
-            .await?;
+        let owner = tools.store.customer_owner(&input.customer_id).await?;
+        tools.authorize_owner(owner, SPEC.scope, ctx).await?;
         let record = tools
             .store
             .get_customer(&input.customer_id)
@@ -80,27 +73,15 @@ impl Tool for CustomerGet {
             .map(|r| present::order(r, Vec::new(), ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
         let customer = customer(record);
+        let (name, org) = (&customer.name, &customer.organization_name);
+        let count = customer.order_count;
         let mut text = if ctx.locale == Locale::Fr {
-            format!(
-                "{} ({}) · {} commande(s) · coordonnées masquées.",
-                customer.name, customer.organization_name, customer.order_count
-            )
+            format!("{name} ({org}) · {count} commande(s) · coordonnées masquées.")
         } else {
-            format!(
-                "{} ({}) · {} order(s) · contact details masked.",
-                customer.name, customer.organization_name, customer.order_count
-            )
+            format!("{name} ({org}) · {count} order(s) · contact details masked.")
         };
         for order in &recent_orders {
-            text.push_str(&format!(
-                "\n- {} ({}) · {} · {} · {} · {}",
-                order.number,
-                order.id,
-                order.location_name,
-                order.status_label,
-                order.total.display,
-                order.created_at
-            ));
+            text.push_str(&orders_list::summary_line(order));
         }
         Ok(ToolOutput {
             data: CustomerGetOutput {

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::Pager;
+use super::support::{page_output, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
@@ -33,28 +33,23 @@ checking how often someone orders, or reviewing a location's clientele. Returns 
     rpc: "chataigne.tools.v1.Customers/ListCustomers",
 };
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CustomersListInput {
-    /// From chataigne_organizations_list, e.g. "org_01bistrochataigne".
-    #[schemars(length(min = 1, max = 64))]
-    pub organization_id: String,
-    /// A location of that organization, from chataigne_locations_list, e.g. "loc_01paris11"; omitted: the whole organization.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 64))]
-    pub location_id: Option<String>,
-    /// Part of the customer's name, case and accents ignored, e.g. "martin".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 2, max = 100))]
-    pub name_query: Option<String>,
-    /// Page size; 20 when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, with the same filters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 1024))]
-    pub cursor: Option<String>,
+paged_input! {
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CustomersListInput {
+        /// From chataigne_organizations_list, e.g. "org_01bistrochataigne".
+        #[schemars(length(min = 1, max = 64))]
+        pub organization_id: String,
+        /// A location of that organization, from chataigne_locations_list, e.g. "loc_01paris11"; omitted: the whole organization.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(min = 1, max = 64))]
+        pub location_id: Option<String>,
+        /// Part of the customer's name, case and accents ignored, e.g. "martin".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(min = 2, max = 100))]
+        pub name_query: Option<String>,
+    }
+    cursor: "`meta.next_cursor` of the previous page, with the same filters."
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -128,8 +123,7 @@ impl Tool for CustomersList {
             name_query: input.name_query.as_deref().map(fold),
             ..input.clone()
         };
-        let pager = Pager::new(SPEC.name, &bound_input, &principal, &tools.cursors, ctx);
-        let page = pager.request(input.limit, input.cursor.as_deref())?;
+        let (pager, page) = tools.page(SPEC.name, &bound_input, &principal, ctx)?;
         let records = tools.store.list_customers(&filter, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.display_name.clone(),
@@ -149,16 +143,15 @@ impl Tool for CustomersList {
                 c.name, c.id, c.order_count
             ));
         }
-        if next_cursor.is_some() {
-            text.push_str(ctx.locale.pick(
-                "\nD'autres clients suivent (meta.next_cursor).",
-                "\nMore customers follow (meta.next_cursor).",
-            ));
-        }
-        Ok(ToolOutput {
-            data: CustomersListOutput { customers },
+        let more = ctx.locale.pick(
+            "\nD'autres clients suivent (meta.next_cursor).",
+            "\nMore customers follow (meta.next_cursor).",
+        );
+        Ok(page_output(
+            CustomersListOutput { customers },
             text,
             next_cursor,
-        })
+            more,
+        ))
     }
 }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::Pager;
+use super::support::{page_output, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Discount, DomainError, Locale, PageAfter};
@@ -27,23 +27,18 @@ promotions. Returns 20 by default, 50 at most, with `meta.next_cursor` when more
     rpc: "chataigne.tools.v1.Locations/ListDiscounts",
 };
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DiscountsListInput {
-    /// From chataigne_locations_list, e.g. "loc_01paris11".
-    #[schemars(length(min = 1, max = 64))]
-    pub location_id: String,
-    /// true: only discounts that apply now; false: only the others (scheduled, expired, disabled); omitted: both.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub active: Option<bool>,
-    /// Page size; 20 when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, with the same filters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 1024))]
-    pub cursor: Option<String>,
+paged_input! {
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct DiscountsListInput {
+        /// From chataigne_locations_list, e.g. "loc_01paris11".
+        #[schemars(length(min = 1, max = 64))]
+        pub location_id: String,
+        /// true: only discounts that apply now; false: only the others (scheduled, expired, disabled); omitted: both.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub active: Option<bool>,
+    }
+    cursor: "`meta.next_cursor` of the previous page, with the same filters."
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -69,13 +64,8 @@ impl Tool for DiscountsList {
         let (owner, principal) = tools
             .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
-        let location = tools
-            .store
-            .get_location(&input.location_id)
-            .await?
-            .ok_or(DomainError::NotFound)?;
-        let pager = Pager::new(SPEC.name, &input, &principal, &tools.cursors, ctx);
-        let page = pager.request(input.limit, input.cursor.as_deref())?;
+        let location = tools.location(&input.location_id).await?;
+        let (pager, page) = tools.page(SPEC.name, &input, &principal, ctx)?;
         let records = tools
             .store
             .list_discounts(&owner, input.active, ctx.now_ms, &page)
@@ -113,16 +103,15 @@ impl Tool for DiscountsList {
                     .unwrap_or_default()
             ));
         }
-        if next_cursor.is_some() {
-            text.push_str(ctx.locale.pick(
-                "\nD'autres remises suivent (meta.next_cursor).",
-                "\nMore discounts follow (meta.next_cursor).",
-            ));
-        }
-        Ok(ToolOutput {
-            data: DiscountsListOutput { discounts },
+        let more = ctx.locale.pick(
+            "\nD'autres remises suivent (meta.next_cursor).",
+            "\nMore discounts follow (meta.next_cursor).",
+        );
+        Ok(page_output(
+            DiscountsListOutput { discounts },
             text,
             next_cursor,
-        })
+            more,
+        ))
     }
 }

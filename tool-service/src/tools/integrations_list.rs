@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::Pager;
+use super::support::{page_output, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Integration, Locale, PageAfter};
@@ -28,20 +28,15 @@ with `meta.next_cursor` when more exist.",
     rpc: "chataigne.tools.v1.Locations/ListIntegrations",
 };
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct IntegrationsListInput {
-    /// From chataigne_locations_list, e.g. "loc_01paris11".
-    #[schemars(length(min = 1, max = 64))]
-    pub location_id: String,
-    /// Page size; 20 when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, with the same location_id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 1024))]
-    pub cursor: Option<String>,
+paged_input! {
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct IntegrationsListInput {
+        /// From chataigne_locations_list, e.g. "loc_01paris11".
+        #[schemars(length(min = 1, max = 64))]
+        pub location_id: String,
+    }
+    cursor: "`meta.next_cursor` of the previous page, with the same location_id."
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -67,13 +62,8 @@ impl Tool for IntegrationsList {
         let (owner, principal) = tools
             .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
-        let location = tools
-            .store
-            .get_location(&input.location_id)
-            .await?
-            .ok_or(DomainError::NotFound)?;
-        let pager = Pager::new(SPEC.name, &input, &principal, &tools.cursors, ctx);
-        let page = pager.request(input.limit, input.cursor.as_deref())?;
+        let location = tools.location(&input.location_id).await?;
+        let (pager, page) = tools.page(SPEC.name, &input, &principal, ctx)?;
         let records = tools.store.list_integrations(&owner, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.name.clone(),
@@ -102,16 +92,15 @@ impl Tool for IntegrationsList {
                 integration.name, integration.health_label
             ));
         }
-        if next_cursor.is_some() {
-            text.push_str(ctx.locale.pick(
-                "\nD'autres intégrations suivent (meta.next_cursor).",
-                "\nMore integrations follow (meta.next_cursor).",
-            ));
-        }
-        Ok(ToolOutput {
-            data: IntegrationsListOutput { integrations },
+        let more = ctx.locale.pick(
+            "\nD'autres intégrations suivent (meta.next_cursor).",
+            "\nMore integrations follow (meta.next_cursor).",
+        );
+        Ok(page_output(
+            IntegrationsListOutput { integrations },
             text,
             next_cursor,
-        })
+            more,
+        ))
     }
 }

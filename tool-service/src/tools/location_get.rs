@@ -60,11 +60,7 @@ impl Tool for LocationGet {
         tools
             .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
-        let record = tools
-            .store
-            .get_location(&input.location_id)
-            .await?
-            .ok_or(DomainError::NotFound)?;
+        let record = tools.location(&input.location_id).await?;
         let status = tools
             .store
             .location_status(&input.location_id)

@@ -82,11 +82,7 @@ impl Tool for LocationSettingsGet {
                 .authorize(&ctx.credential, section.scope(), &owner)
                 .await?;
         }
-        let location = tools
-            .store
-            .get_location(&input.location_id)
-            .await?
-            .ok_or(DomainError::NotFound)?;
+        let location = tools.location(&input.location_id).await?;
         let records = tools
             .store
             .location_settings(&input.location_id, &sections)

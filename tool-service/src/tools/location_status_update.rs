@@ -6,11 +6,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::location_status_get::status_text;
+use super::support::settled;
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, IntakeStatus, LocationStatus, PauseReason, StatusChange};
 use crate::present;
-use crate::store::{GuardedWrite, Store};
+use crate::store::Store;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_location_status_update",
@@ -84,21 +85,14 @@ impl Tool for LocationStatusUpdate {
         tools
             .authorize_location(&input.location_id, SPEC.scope, ctx)
             .await?;
-        let record = match tools
+        let write = tools
             .store
             .update_location_status(&input.location_id, &change, ctx.now_ms)
-            .await?
-        {
-            GuardedWrite::Updated(record) => record,
-            GuardedWrite::Mismatch(current) => {
-                let current = present::location_status(current, ctx.now_ms, ctx.locale)?;
-                return Err(DomainError::ExpectedStateMismatch {
-                    current: current.status.as_str().to_owned(),
-                    allowed: Vec::new(),
-                });
-            }
-            GuardedWrite::Missing => return Err(DomainError::NotFound),
-        };
+            .await?;
+        let record = settled(write, |current| {
+            let current = present::location_status(current, ctx.now_ms, ctx.locale)?;
+            Ok(current.status.as_str().to_owned())
+        })?;
         let status = present::location_status(record, ctx.now_ms, ctx.locale)?;
         let text = status_text(&status, ctx.locale);
         Ok(ToolOutput {

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::Pager;
+use super::support::paged_input;
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, Location, PageAfter};
@@ -26,20 +26,15 @@ when more exist.",
     rpc: "chataigne.tools.v1.Restaurant/ListLocations",
 };
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LocationsListInput {
-    /// From chataigne_organizations_list, e.g. "org_01bistrochataigne".
-    #[schemars(length(min = 1, max = 64))]
-    pub organization_id: String,
-    /// Page size; 20 when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, with the same organization_id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 1024))]
-    pub cursor: Option<String>,
+paged_input! {
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct LocationsListInput {
+        /// From chataigne_organizations_list, e.g. "org_01bistrochataigne".
+        #[schemars(length(min = 1, max = 64))]
+        pub organization_id: String,
+    }
+    cursor: "`meta.next_cursor` of the previous page, with the same organization_id."
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -83,8 +78,7 @@ impl Tool for LocationsList {
                 DomainError::Forbidden
             });
         }
-        let pager = Pager::new(SPEC.name, &input, &principal, &tools.cursors, ctx);
-        let page = pager.request(input.limit, input.cursor.as_deref())?;
+        let (pager, page) = tools.page(SPEC.name, &input, &principal, ctx)?;
         let records = tools
             .store
             .list_locations(org, only.as_deref(), &page)

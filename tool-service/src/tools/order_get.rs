@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Locale, Order};
+use crate::domain::{DomainError, Order};
 use crate::present;
 use crate::store::Store;
 
@@ -51,44 +51,25 @@ impl Tool for OrderGet {
         input: OrderGetInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<OrderGetOutput>, DomainError> {
-        let owner = tools
-            .store
-            .order_owner(&input.order_id)
-            .await?
-            .ok_or(DomainError::Forbidden)?;
-        tools
-            .access
-            .authorize(&ctx.credential, SPEC.scope, &owner)
-            .await?;
+        let owner = tools.store.order_owner(&input.order_id).await?;
+        tools.authorize_owner(owner, SPEC.scope, ctx).await?;
         let (record, lines) = tools
             .store
             .get_order(&input.order_id)
             .await?
             .ok_or(DomainError::NotFound)?;
         let order = present::order(record, lines, ctx.locale)?;
-        let mut text = if ctx.locale == Locale::Fr {
-            format!(
-                "Commande {} ({}) · {} · {} · {} · {} · {}",
-                order.number,
-                order.id,
-                order.location_name,
-                order.status_label,
-                order.fulfillment_label,
-                order.total.display,
-                order.created_at
-            )
-        } else {
-            format!(
-                "Order {} ({}) · {} · {} · {} · {} · {}",
-                order.number,
-                order.id,
-                order.location_name,
-                order.status_label,
-                order.fulfillment_label,
-                order.total.display,
-                order.created_at
-            )
-        };
+        let mut text = format!(
+            "{} {} ({}) · {} · {} · {} · {} · {}",
+            ctx.locale.pick("Commande", "Order"),
+            order.number,
+            order.id,
+            order.location_name,
+            order.status_label,
+            order.fulfillment_label,
+            order.total.display,
+            order.created_at
+        );
         for line in &order.lines {
             text.push_str(&format!(
                 "\n- {} × {} ({})",

@@ -77,15 +77,8 @@ impl Tool for OrderStatusUpdate {
         input: OrderStatusUpdateInput,
         ctx: &CallContext,
     ) -> Result<ToolOutput<OrderStatusUpdateOutput>, DomainError> {
-        let owner = tools
-            .store
-            .order_owner(&input.order_id)
-            .await?
-            .ok_or(DomainError::Forbidden)?;
-        tools
-            .access
-            .authorize(&ctx.credential, SPEC.scope, &owner)
-            .await?;
+        let owner = tools.store.order_owner(&input.order_id).await?;
+        tools.authorize_owner(owner, SPEC.scope, ctx).await?;
         if input.status == OrderStatus::Cancelled {
             return Err(DomainError::Unavailable(AbsentOperation::OrderCancellation));
         }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::Pager;
+use super::support::{page_output, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, Order, OrderFilter, OrderStatus, PageAfter, SortOrder};
@@ -31,36 +31,31 @@ exist.",
     rpc: "chataigne.tools.v1.Restaurant/ListOrders",
 };
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OrdersListInput {
-    /// From chataigne_locations_list, e.g. "loc_01paris11"; omitted: every location the user can read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 64))]
-    pub location_id: Option<String>,
-    /// Only orders currently in one of these statuses; omitted or empty: any.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 7))]
-    pub statuses: Vec<OrderStatus>,
-    /// Inclusive lower bound on creation time, ISO 8601 date-time with offset, e.g. "2026-03-01T00:00:00+01:00".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("format" = "date-time"))]
-    pub created_from: Option<String>,
-    /// Exclusive upper bound on creation time, ISO 8601 date-time with offset, later than created_from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("format" = "date-time"))]
-    pub created_to: Option<String>,
-    /// By creation time: newest_first when omitted, or oldest_first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sort: Option<SortOrder>,
-    /// Page size; 20 when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page, with the same filters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 1024))]
-    pub cursor: Option<String>,
+paged_input! {
+    #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct OrdersListInput {
+        /// From chataigne_locations_list, e.g. "loc_01paris11"; omitted: every location the user can read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(min = 1, max = 64))]
+        pub location_id: Option<String>,
+        /// Only orders currently in one of these statuses; omitted or empty: any.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(length(max = 7))]
+        pub statuses: Vec<OrderStatus>,
+        /// Inclusive lower bound on creation time, ISO 8601 date-time with offset, e.g. "2026-03-01T00:00:00+01:00".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(extend("format" = "date-time"))]
+        pub created_from: Option<String>,
+        /// Exclusive upper bound on creation time, ISO 8601 date-time with offset, later than created_from.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(extend("format" = "date-time"))]
+        pub created_to: Option<String>,
+        /// By creation time: newest_first when omitted, or oldest_first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub sort: Option<SortOrder>,
+    }
+    cursor: "`meta.next_cursor` of the previous page, with the same filters."
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -109,14 +104,8 @@ impl Tool for OrdersList {
         }
         let principal = match &input.location_id {
             Some(location_id) => {
-                let owner = tools
-                    .store
-                    .location_owner(location_id)
-                    .await?
-                    .ok_or(DomainError::Forbidden)?;
-                let principal = tools
-                    .access
-                    .authorize(&ctx.credential, SPEC.scope, &owner)
+                let (_, principal) = tools
+                    .authorize_location(location_id, SPEC.scope, ctx)
                     .await?;
                 filter.location_ids = Some(vec![location_id.clone()]);
                 principal
@@ -138,8 +127,7 @@ impl Tool for OrdersList {
             sort: Some(sort),
             ..input.clone()
         };
-        let pager = Pager::new(SPEC.name, &bound_input, &principal, &tools.cursors, ctx);
-        let page = pager.request(input.limit, input.cursor.as_deref())?;
+        let (pager, page) = tools.page(SPEC.name, &bound_input, &principal, ctx)?;
         let records = tools.store.list_orders(&filter, &page).await?;
         let (records, next_cursor) = pager.paginate(records, &page, |r| PageAfter {
             key: r.created_at_ms.to_string(),
@@ -153,13 +141,25 @@ impl Tool for OrdersList {
     }
 }
 
+/// An order on a line of a list summary, after a line break.
+pub(super) fn summary_line(order: &Order) -> String {
+    format!(
+        "\n- {} ({}) · {} · {} · {} · {}",
+        order.number,
+        order.id,
+        order.location_name,
+        order.status_label,
+        order.total.display,
+        order.created_at
+    )
+}
+
 fn summarize(
     orders: Vec<Order>,
     next_cursor: Option<String>,
     sort: SortOrder,
     ctx: &CallContext,
 ) -> ToolOutput<OrdersListOutput> {
-    let more = next_cursor.is_some();
     let oldest = sort.oldest_first();
     let mut text = match (ctx.locale, orders.len(), oldest) {
         (Locale::Fr, 0, _) => "Aucune commande ne correspond.".to_owned(),
@@ -172,25 +172,11 @@ fn summarize(
         (_, n, true) => format!("{n} order(s), oldest first."),
     };
     for order in orders.iter().take(SUMMARY_ORDERS) {
-        text.push_str(&format!(
-            "\n- {} ({}) · {} · {} · {} · {}",
-            order.number,
-            order.id,
-            order.location_name,
-            order.status_label,
-            order.total.display,
-            order.created_at
-        ));
+        text.push_str(&summary_line(order));
     }
-    if more {
-        text.push_str(ctx.locale.pick(
-            "\nD'autres commandes suivent (meta.next_cursor).",
-            "\nMore orders follow (meta.next_cursor).",
-        ));
-    }
-    ToolOutput {
-        data: OrdersListOutput { orders },
-        text,
-        next_cursor,
-    }
+    let more = ctx.locale.pick(
+        "\nD'autres commandes suivent (meta.next_cursor).",
+        "\nMore orders follow (meta.next_cursor).",
+    );
+    page_output(OrdersListOutput { orders }, text, next_cursor, more)
 }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::Pager;
+use super::support::paged_input;
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, Organization, PageAfter};
@@ -26,17 +26,12 @@ most, with `meta.next_cursor` when more exist.",
     rpc: "chataigne.tools.v1.Restaurant/ListOrganizations",
 };
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OrganizationsListInput {
-    /// Page size; 20 when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u32>,
-    /// `meta.next_cursor` of the previous page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 1024))]
-    pub cursor: Option<String>,
+paged_input! {
+    #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct OrganizationsListInput {
+    }
+    cursor: "`meta.next_cursor` of the previous page."
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -60,8 +55,7 @@ impl Tool for OrganizationsList {
         ctx: &CallContext,
     ) -> Result<ToolOutput<OrganizationsListOutput>, DomainError> {
         let (principal, scope) = tools.access.resolve(&ctx.credential, SPEC.scope).await?;
-        let pager = Pager::new(SPEC.name, &input, &principal, &tools.cursors, ctx);
-        let page = pager.request(input.limit, input.cursor.as_deref())?;
+        let (pager, page) = tools.page(SPEC.name, &input, &principal, ctx)?;
         let records = if scope.is_empty() {
             Vec::new()
         } else {

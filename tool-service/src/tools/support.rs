@@ -1,19 +1,61 @@
-//! What every tool shares: page limits, cursor binding, owner resolution and
-//! bounded summaries.
+//! What every tool shares: page limits, the paging arguments of list inputs,
+//! cursor binding, owner resolution and bounded summaries.
 
 use serde::Serialize;
 
 use crate::access::Principal;
 use crate::cursor::{Binding, CursorCodec};
 use crate::domain::{DomainError, PageAfter, PageRequest};
+use crate::store::GuardedWrite;
 
-use super::CallContext;
+use super::{CallContext, ToolOutput, Tools};
 
 /// Default and maximum page sizes (SPEC §6).
 pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 50;
 /// Text summary bound (SPEC §6).
 pub const TEXT_LIMIT: usize = 4 * 1024;
+
+/// Declares a list tool's input: the struct as written, followed by the two
+/// paging arguments every list takes, `limit` and `cursor` (described by the
+/// literal after the struct), and its [`Paged`] implementation.
+macro_rules! paged_input {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident { $($field:tt)* }
+        cursor: $cursor:literal
+    ) => {
+        $(#[$attr])*
+        pub struct $name {
+            $($field)*
+            /// Page size; 20 when omitted.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(range(min = 1, max = 50))]
+            pub limit: Option<u32>,
+            #[doc = $cursor]
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(length(max = 1024))]
+            pub cursor: Option<String>,
+        }
+
+        impl $crate::tools::support::Paged for $name {
+            fn limit(&self) -> Option<u32> {
+                self.limit
+            }
+
+            fn cursor(&self) -> Option<&str> {
+                self.cursor.as_deref()
+            }
+        }
+    };
+}
+pub(crate) use paged_input;
+
+/// The paging arguments of a list input (see `paged_input!`).
+pub trait Paged {
+    fn limit(&self) -> Option<u32>;
+    fn cursor(&self) -> Option<&str>;
+}
 
 /// The canonical form of a tool's filters: its arguments without `limit` and
 /// `cursor`, serialized with sorted keys.
@@ -120,6 +162,56 @@ impl<'a> Pager<'a> {
                 .encode(&position(last), self.binding(), self.ctx.now_ms)
         });
         (records, next)
+    }
+}
+
+impl<S, A> Tools<S, A> {
+    /// The pager of a list call of `tool` whose filters are `input`, and the
+    /// page its `limit` and `cursor` ask for.
+    pub(crate) fn page<'a, T: Serialize + Paged>(
+        &'a self,
+        tool: &'a str,
+        input: &T,
+        principal: &'a Principal,
+        ctx: &'a CallContext,
+    ) -> Result<(Pager<'a>, PageRequest), DomainError> {
+        let pager = Pager::new(tool, input, principal, &self.cursors, ctx);
+        let page = pager.request(input.limit(), input.cursor())?;
+        Ok((pager, page))
+    }
+}
+
+/// A list call's output: `text`, then `more` when another page follows.
+pub fn page_output<T>(
+    data: T,
+    mut text: String,
+    next_cursor: Option<String>,
+    more: &str,
+) -> ToolOutput<T> {
+    if next_cursor.is_some() {
+        text.push_str(more);
+    }
+    ToolOutput {
+        data,
+        text,
+        next_cursor,
+    }
+}
+
+/// The record a guarded write left, or its refusal: not found, or a
+/// mismatch naming the state found instead, as `state` tells it from the
+/// current record.
+pub fn settled<R>(
+    write: GuardedWrite<R>,
+    state: impl FnOnce(R) -> Result<String, DomainError>,
+) -> Result<R, DomainError> {
+    match write {
+        GuardedWrite::Updated(record) => Ok(record),
+        GuardedWrite::Mismatch(current) => Err(DomainError::ExpectedStateMismatch {
+            current: state(current)?,
+            allowed: Vec::new(),
+        }),
+        GuardedWrite::Missing => Err(DomainError::NotFound),
     }
 }
 

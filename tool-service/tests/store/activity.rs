@@ -40,38 +40,27 @@ trait Backend: Store {
     async fn count_where_location(&self, sql: &'static str, location_id: &str) -> i64;
 }
 
-impl Backend for SqliteStore {
-    async fn count_where_location(&self, sql: &'static str, location_id: &str) -> i64 {
-        sqlx::query_scalar(sql)
-            .bind(location_id)
-            .fetch_one(self.pool())
-            .await
-            .unwrap()
-    }
+/// The same direct count on each backend's own pool.
+macro_rules! direct_count {
+    ($($store:ty),*) => {$(
+        impl Backend for $store {
+            async fn count_where_location(&self, sql: &'static str, location_id: &str) -> i64 {
+                sqlx::query_scalar(sql)
+                    .bind(location_id)
+                    .fetch_one(self.pool())
+                    .await
+                    .unwrap()
+            }
+        }
+    )*};
 }
 
-impl Backend for PgStore {
-    async fn count_where_location(&self, sql: &'static str, location_id: &str) -> i64 {
-        sqlx::query_scalar(sql)
-            .bind(location_id)
-            .fetch_one(self.pool())
-            .await
-            .unwrap()
-    }
-}
-
-async fn sqlite_store() -> SqliteStore {
-    support::loaded_sqlite(data()).await
-}
-
-async fn postgres_store() -> Option<PgStore> {
-    support::loaded_postgres("activity", data()).await
-}
+direct_count!(SqliteStore, PgStore);
 
 chataigne_common::on_both_backends! {
     runtime: (flavor = "multi_thread", worker_threads = 2),
-    sqlite: sqlite_store().await,
-    postgres: postgres_store().await,
+    sqlite: support::loaded_sqlite(data()).await,
+    postgres: support::loaded_postgres("activity", data()).await,
     run: |store| (&store, data()),
     tests: [
         rollup_matches_a_direct_count,
@@ -417,6 +406,21 @@ async fn customer_detail_and_recent_orders(store: &impl Backend, data: &DataSet)
     assert!(store.get_customer("cus_unknown").await.unwrap().is_none());
 }
 
+/// The IDs of the conversations on `page` of `filter`.
+async fn conversation_ids(
+    store: &impl Backend,
+    filter: &ConversationFilter,
+    page: &PageRequest,
+) -> Vec<String> {
+    store
+        .list_conversations(filter, page)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect()
+}
+
 fn conversation_ids_of(
     data: &DataSet,
     location: &str,
@@ -495,13 +499,7 @@ async fn conversations_filter_and_page(store: &impl Backend, data: &DataSet) {
         limit: 50,
         after: None,
     };
-    let found: Vec<String> = store
-        .list_conversations(&query, &page)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
+    let found = conversation_ids(store, &query, &page).await;
     let expected = conversation_ids_of(data, demo::LOC_PARIS, Some(&word), None);
     assert!(!expected.is_empty());
     assert_eq!(found, expected);
@@ -519,13 +517,7 @@ async fn conversations_filter_and_page(store: &impl Backend, data: &DataSet) {
             body_pattern: Some(contains_pattern(text)),
             ..filter.clone()
         };
-        let found: Vec<String> = store
-            .list_conversations(&query, &page)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|c| c.id)
-            .collect();
+        let found = conversation_ids(store, &query, &page).await;
         let expected = conversation_ids_of(data, demo::LOC_PARIS, Some(text), None);
         assert_eq!(!expected.is_empty(), some, "{text}");
         assert_eq!(found, expected, "{text}");
@@ -534,17 +526,43 @@ async fn conversations_filter_and_page(store: &impl Backend, data: &DataSet) {
         status: Some(ConversationStatus::Closed),
         ..filter.clone()
     };
-    let found: Vec<String> = store
-        .list_conversations(&closed, &page)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
+    let found = conversation_ids(store, &closed, &page).await;
     assert_eq!(
         found,
         conversation_ids_of(data, demo::LOC_PARIS, None, Some("closed"))
     );
+}
+
+/// Every message of `conversation` in `sort` order, as (time, id), read
+/// `limit` at a time.
+async fn walk_messages(
+    store: &impl Backend,
+    conversation: &str,
+    limit: u32,
+    sort: SortOrder,
+) -> Vec<(i64, String)> {
+    let mut seen = Vec::new();
+    let mut page = PageRequest { limit, after: None };
+    let limit = limit as usize;
+    loop {
+        let rows = store
+            .list_messages(conversation, &page, sort)
+            .await
+            .unwrap();
+        let more = rows.len() > limit;
+        seen.extend(
+            rows.iter()
+                .take(limit)
+                .map(|m| (m.created_at_ms, m.id.clone())),
+        );
+        if !more {
+            return seen;
+        }
+        page.after = Some(PageAfter {
+            key: rows[limit - 1].created_at_ms.to_string(),
+            id: rows[limit - 1].id.clone(),
+        });
+    }
 }
 
 async fn messages_page_newest_or_oldest_first(store: &impl Backend, data: &DataSet) {
@@ -557,56 +575,10 @@ async fn messages_page_newest_or_oldest_first(store: &impl Backend, data: &DataS
         .collect();
     expected.sort_by(|a, b| b.cmp(a));
     assert!(expected.len() > 100, "a long thread");
-    let mut seen = Vec::new();
-    let mut page = PageRequest {
-        limit: 50,
-        after: None,
-    };
-    loop {
-        let rows = store
-            .list_messages(conversation, &page, SortOrder::NewestFirst)
-            .await
-            .unwrap();
-        let more = rows.len() > 50;
-        seen.extend(
-            rows.iter()
-                .take(50)
-                .map(|m| (m.created_at_ms, m.id.clone())),
-        );
-        if !more {
-            break;
-        }
-        page.after = Some(PageAfter {
-            key: rows[49].created_at_ms.to_string(),
-            id: rows[49].id.clone(),
-        });
-    }
+    let seen = walk_messages(store, conversation, 50, SortOrder::NewestFirst).await;
     assert_eq!(seen, expected);
     // Oldest first walks the same messages the other way round.
-    let mut oldest = Vec::new();
-    let mut page = PageRequest {
-        limit: 40,
-        after: None,
-    };
-    loop {
-        let rows = store
-            .list_messages(conversation, &page, SortOrder::OldestFirst)
-            .await
-            .unwrap();
-        let more = rows.len() > 40;
-        oldest.extend(
-            rows.iter()
-                .take(40)
-                .map(|m| (m.created_at_ms, m.id.clone())),
-        );
-        if !more {
-            break;
-        }
-        page.after = Some(PageAfter {
-            key: rows[39].created_at_ms.to_string(),
-            id: rows[39].id.clone(),
-        });
-    }
+    let oldest = walk_messages(store, conversation, 40, SortOrder::OldestFirst).await;
     expected.reverse();
     assert_eq!(oldest, expected);
     let bad = PageRequest {

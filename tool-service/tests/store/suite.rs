@@ -50,25 +50,22 @@ trait Backend: Store {
     async fn count(&self, table: &str) -> i64;
 }
 
-impl Backend for SqliteStore {
-    async fn count(&self, table: &str) -> i64 {
-        let sql = format!("SELECT COUNT(*) FROM {table}");
-        sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .fetch_one(self.pool())
-            .await
-            .unwrap()
-    }
+/// The same row count on each backend's own pool.
+macro_rules! row_count {
+    ($($store:ty),*) => {$(
+        impl Backend for $store {
+            async fn count(&self, table: &str) -> i64 {
+                let sql = format!("SELECT COUNT(*) FROM {table}");
+                sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                    .fetch_one(self.pool())
+                    .await
+                    .unwrap()
+            }
+        }
+    )*};
 }
 
-impl Backend for PgStore {
-    async fn count(&self, table: &str) -> i64 {
-        let sql = format!("SELECT COUNT(*) FROM {table}");
-        sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .fetch_one(self.pool())
-            .await
-            .unwrap()
-    }
-}
+row_count!(SqliteStore, PgStore);
 
 async fn sqlite_store() -> SqliteStore {
     support::loaded_sqlite(data()).await

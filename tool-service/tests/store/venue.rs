@@ -17,7 +17,7 @@ use chataigne_tools::domain::{
     PauseReason, SettingsSection, StatusChange, in_force,
 };
 use chataigne_tools::store::seed::{DataSet, SeedSpec};
-use chataigne_tools::store::{CatalogItemRecord, GuardedWrite, Owner, PgStore, SqliteStore, Store};
+use chataigne_tools::store::{CatalogItemRecord, GuardedWrite, LocationStatusRecord, Owner, Store};
 
 /// Saturday 14 June 2025, 19:30 UTC.
 const NOW_MS: i64 = 1_749_929_400_000;
@@ -36,17 +36,9 @@ fn data() -> &'static DataSet {
     })
 }
 
-async fn sqlite_store() -> SqliteStore {
-    support::loaded_sqlite(data()).await
-}
-
-async fn postgres_store() -> Option<PgStore> {
-    support::loaded_postgres("venue", data()).await
-}
-
 chataigne_common::on_both_backends! {
-    sqlite: sqlite_store().await,
-    postgres: postgres_store().await,
+    sqlite: support::loaded_sqlite(data()).await,
+    postgres: support::loaded_postgres("venue", data()).await,
     run: |store| (&store),
     tests: [
         load_is_idempotent_and_complete,
@@ -115,62 +107,58 @@ async fn settings_sections_are_read_as_asked(store: &impl Store) {
     );
 }
 
-async fn status_change_is_guarded_by_the_observed_status(store: &impl Store) {
-    let pause = StatusChange::new(
-        IntakeStatus::Paused,
-        IntakeStatus::Accepting,
-        Some(NOW_MS + 2 * HOUR_MS),
-        Some(PauseReason::Busy),
-        NOW_MS,
-    )
-    .unwrap();
-    let GuardedWrite::Updated(paused) = store
-        .update_location_status(demo::LOC_LYON, &pause, NOW_MS)
+/// A valid intake change at `at_ms` from `expected` to `status`.
+fn change(
+    status: IntakeStatus,
+    expected: IntakeStatus,
+    paused_until_ms: Option<i64>,
+    reason: Option<PauseReason>,
+    at_ms: i64,
+) -> StatusChange {
+    StatusChange::new(status, expected, paused_until_ms, reason, at_ms).unwrap()
+}
+
+/// Applies `change` to the intake of `location_id` at `at_ms`.
+async fn set_intake(
+    store: &impl Store,
+    location_id: &str,
+    change: &StatusChange,
+    at_ms: i64,
+) -> GuardedWrite<LocationStatusRecord> {
+    store
+        .update_location_status(location_id, change, at_ms)
         .await
         .unwrap()
+}
+
+async fn status_change_is_guarded_by_the_observed_status(store: &impl Store) {
+    use IntakeStatus::{Accepting, Paused};
+    let until = NOW_MS + 2 * HOUR_MS;
+    let busy = Some(PauseReason::Busy);
+    let pause = change(Paused, Accepting, Some(until), busy, NOW_MS);
+    let GuardedWrite::Updated(paused) = set_intake(store, demo::LOC_LYON, &pause, NOW_MS).await
     else {
         panic!("the observed status held");
     };
     assert_eq!(paused.status, "paused");
-    assert_eq!(paused.paused_until_ms, Some(NOW_MS + 2 * HOUR_MS));
+    assert_eq!(paused.paused_until_ms, Some(until));
     assert_eq!(paused.pause_reason.as_deref(), Some("busy"));
     assert_eq!(paused.updated_at_ms, NOW_MS);
 
     // The same change again: the observed status is stale, nothing is written.
     let later = NOW_MS + 60_000;
-    let again = StatusChange::new(
-        IntakeStatus::Paused,
-        IntakeStatus::Accepting,
-        None,
-        None,
-        later,
-    )
-    .unwrap();
-    match store
-        .update_location_status(demo::LOC_LYON, &again, later)
-        .await
-        .unwrap()
-    {
+    let again = change(Paused, Accepting, None, None, later);
+    match set_intake(store, demo::LOC_LYON, &again, later).await {
         GuardedWrite::Mismatch(current) => {
             assert_eq!(current.status, "paused");
-            assert_eq!(current.paused_until_ms, Some(NOW_MS + 2 * HOUR_MS));
+            assert_eq!(current.paused_until_ms, Some(until));
             assert_eq!(current.updated_at_ms, NOW_MS, "untouched");
         }
         other => panic!("expected a mismatch: {other:?}"),
     }
 
-    let resume = StatusChange::new(
-        IntakeStatus::Accepting,
-        IntakeStatus::Paused,
-        None,
-        None,
-        later,
-    )
-    .unwrap();
-    let GuardedWrite::Updated(resumed) = store
-        .update_location_status(demo::LOC_LYON, &resume, later)
-        .await
-        .unwrap()
+    let resume = change(Accepting, Paused, None, None, later);
+    let GuardedWrite::Updated(resumed) = set_intake(store, demo::LOC_LYON, &resume, later).await
     else {
         panic!("resume");
     };
@@ -179,62 +167,35 @@ async fn status_change_is_guarded_by_the_observed_status(store: &impl Store) {
     assert_eq!(resumed.pause_reason, None);
 
     assert_eq!(
-        store
-            .update_location_status("loc_doesnotexist", &resume, later)
-            .await
-            .unwrap(),
+        set_intake(store, "loc_doesnotexist", &resume, later).await,
         GuardedWrite::Missing
     );
 }
 
 async fn an_ended_pause_counts_as_accepting(store: &impl Store) {
-    let pause = StatusChange::new(
-        IntakeStatus::Paused,
-        IntakeStatus::Accepting,
-        Some(NOW_MS + HOUR_MS),
-        None,
-        NOW_MS,
-    )
-    .unwrap();
-    assert!(matches!(
-        store
-            .update_location_status(demo::LOC_BORDEAUX, &pause, NOW_MS)
-            .await
-            .unwrap(),
-        GuardedWrite::Updated(_)
-    ));
-    // Two hours later the pause is over: "paused" is no longer the observed state.
-    let later = NOW_MS + 2 * HOUR_MS;
-    let resume = StatusChange::new(
-        IntakeStatus::Accepting,
-        IntakeStatus::Paused,
-        None,
-        None,
-        later,
-    )
-    .unwrap();
-    assert!(matches!(
-        store
-            .update_location_status(demo::LOC_BORDEAUX, &resume, later)
-            .await
-            .unwrap(),
-        GuardedWrite::Mismatch(_)
-    ));
-    let pause_again = StatusChange::new(
-        IntakeStatus::Paused,
-        IntakeStatus::Accepting,
-        None,
-        Some(PauseReason::ClosedEarly),
-        later,
-    )
-    .unwrap();
-    assert!(matches!(
-        store
-            .update_location_status(demo::LOC_BORDEAUX, &pause_again, later)
-            .await
-            .unwrap(),
-        GuardedWrite::Updated(_)
-    ));
+    use IntakeStatus::{Accepting, Paused};
+    // Two hours after the pause it is over: "paused" is no longer the
+    // observed state. Each step: the change, its time, whether it is written
+    // (or refused as a mismatch).
+    let (ends, later) = (Some(NOW_MS + HOUR_MS), NOW_MS + 2 * HOUR_MS);
+    let closed_early = Some(PauseReason::ClosedEarly);
+    let steps = [
+        (change(Paused, Accepting, ends, None, NOW_MS), NOW_MS, true),
+        (change(Accepting, Paused, None, None, later), later, false),
+        (
+            change(Paused, Accepting, None, closed_early, later),
+            later,
+            true,
+        ),
+    ];
+    for (step, at_ms, written) in steps {
+        let outcome = set_intake(store, demo::LOC_BORDEAUX, &step, at_ms).await;
+        if written {
+            assert!(matches!(outcome, GuardedWrite::Updated(_)), "{outcome:?}");
+        } else {
+            assert!(matches!(outcome, GuardedWrite::Mismatch(_)), "{outcome:?}");
+        }
+    }
 }
 
 fn filter(location_id: &str) -> CatalogFilter {

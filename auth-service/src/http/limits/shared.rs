@@ -20,17 +20,27 @@ use secrecy::ExposeSecret;
 
 use crate::config::{Limit, LimitStoreConfig};
 
-/// Counts one event if it conforms. KEYS[1]: the key; ARGV[1]: emission
-/// interval (µs); ARGV[2]: burst tolerance (µs). Returns `{allowed, wait_µs}`.
-static CONSUME: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-local interval = tonumber(ARGV[1])
+/// The state every script starts from (after its own `interval`, when it
+/// counts): `now` by the server's clock and the key's TAT, not before `now`.
+const STATE: &str = r"
 local tolerance = tonumber(ARGV[2])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
+if tat < now then tat = now end";
+
+/// `local interval = …` then [`STATE`] then `rest`: a script that counts.
+fn counting(rest: &str) -> Script {
+    Script::new(&format!(
+        "\nlocal interval = tonumber(ARGV[1]){STATE}{rest}"
+    ))
+}
+
+/// Counts one event if it conforms. KEYS[1]: the key; ARGV[1]: emission
+/// interval (µs); ARGV[2]: burst tolerance (µs). Returns `{allowed, wait_µs}`.
+static CONSUME: LazyLock<Script> = LazyLock::new(|| {
+    counting(
+        r"
 local allow_at = tat - tolerance
 if now < allow_at then
   return {0, allow_at - now}
@@ -45,31 +55,20 @@ return {1, 0}
 /// Whether one more event would conform, without counting it. Same
 /// arguments; returns the wait in µs (0: it would conform).
 static PEEK: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-local tolerance = tonumber(ARGV[2])
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
+    Script::new(&format!(
+        r"{STATE}
 local allow_at = tat - tolerance
 if now < allow_at then return allow_at - now end
 return 0
-",
-    )
+"
+    ))
 });
 
 /// Counts one failure (when it conforms) and returns the wait in µs before
 /// the key may try again (0: it still may). Same arguments.
 static FAIL: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
+    counting(
         r"
-local interval = tonumber(ARGV[1])
-local tolerance = tonumber(ARGV[2])
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
 if now >= tat - tolerance then
   tat = tat + interval
   redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', math.ceil((tat - now) / 1000) + 1)
@@ -80,6 +79,17 @@ return 0
 ",
     )
 });
+
+/// What the shared counters do with one event of a key.
+#[derive(Debug, Clone, Copy)]
+pub enum Op {
+    /// Counts an event; refused past the quota ([`CONSUME`]).
+    Consume,
+    /// Whether the key may try now, counting nothing ([`PEEK`]).
+    Peek,
+    /// Counts a failure; refused from now on once the quota is spent ([`FAIL`]).
+    Fail,
+}
 
 /// Least time between two warnings about an unavailable Redis.
 const WARN_EVERY_SECS: u64 = 10;
@@ -187,36 +197,21 @@ impl SharedLimits {
         }
     }
 
-    /// Counts one event of `key`; `Some(Err(wait))` when refused, `None`
-    /// when Redis did not answer.
-    pub async fn consume(&self, key: &str, limit: Limit) -> Option<Result<(), Duration>> {
+    /// Applies `op` to `key` under `limit`: `Some(Err(wait))` when refused,
+    /// `None` when Redis did not answer.
+    pub async fn apply(&self, op: Op, key: &str, limit: Limit) -> Option<Result<(), Duration>> {
         let (interval, tolerance) = parameters(limit);
-        let (allowed, wait_us): (i64, i64) = self
-            .run(CONSUME.key(key).arg(interval).arg(tolerance))
-            .await?;
-        Some(if allowed == 1 {
-            Ok(())
-        } else {
-            Err(wait(wait_us))
-        })
-    }
-
-    /// Whether `key` may try now (its failures have not spent the quota).
-    pub async fn peek(&self, key: &str, limit: Limit) -> Option<Result<(), Duration>> {
-        let (interval, tolerance) = parameters(limit);
-        let wait_us: i64 = self.run(PEEK.key(key).arg(interval).arg(tolerance)).await?;
-        Some(if wait_us > 0 {
-            Err(wait(wait_us))
-        } else {
-            Ok(())
-        })
-    }
-
-    /// Counts one failure of `key`; `Some(Err(wait))` when it is refused
-    /// from now on.
-    pub async fn fail(&self, key: &str, limit: Limit) -> Option<Result<(), Duration>> {
-        let (interval, tolerance) = parameters(limit);
-        let wait_us: i64 = self.run(FAIL.key(key).arg(interval).arg(tolerance)).await?;
+        let wait_us: i64 = match op {
+            Op::Consume => {
+                let (allowed, wait_us): (i64, i64) = self
+                    .run(CONSUME.key(key).arg(interval).arg(tolerance))
+                    .await?;
+                // A refusal waits at least 1 µs, rounded up to 1 ms.
+                if allowed == 1 { 0 } else { wait_us.max(1) }
+            }
+            Op::Peek => self.run(PEEK.key(key).arg(interval).arg(tolerance)).await?,
+            Op::Fail => self.run(FAIL.key(key).arg(interval).arg(tolerance)).await?,
+        };
         Some(if wait_us > 0 {
             Err(wait(wait_us))
         } else {
@@ -238,5 +233,16 @@ mod tests {
         assert_eq!((interval, tolerance), (60_000_000, 0));
         assert_eq!(wait(1), Duration::from_millis(1));
         assert_eq!(wait(1_500_000), Duration::from_millis(1_500));
+    }
+
+    #[test]
+    fn the_scripts_keep_their_texts() {
+        // SHA-1 of each script's text, as `EVALSHA` names it.
+        assert_eq!(
+            CONSUME.get_hash(),
+            "e7771252b01a93fd0802b9870368ef6f3038b28d"
+        );
+        assert_eq!(PEEK.get_hash(), "40612c5abc0e61e49df04c3752ef3f221fe5c766");
+        assert_eq!(FAIL.get_hash(), "08c6756f582bdb14ab1efc74ca088239a773d28a");
     }
 }

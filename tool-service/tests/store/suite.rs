@@ -627,6 +627,45 @@ async fn owners(store: &impl Backend, data: &DataSet) {
     assert_eq!(store.location_owner(&order.id).await.unwrap(), None);
 }
 
+/// An owner, once read, is not read again: owners never change, so the store
+/// keeps the first answer (here, a change made behind its back is not seen),
+/// while a resource not found is looked up again each time.
+#[tokio::test]
+async fn an_owner_once_read_is_not_read_again() {
+    let store = sqlite_store().await;
+    let bistro = Some(Owner {
+        organization_id: demo::ORG_BISTRO.to_owned(),
+        location_id: Some(demo::LOC_LYON.to_owned()),
+    });
+    assert_eq!(store.location_owner(demo::LOC_LYON).await.unwrap(), bistro);
+    sqlx::query("UPDATE locations SET organization_id = $1 WHERE id = $2")
+        .bind(demo::ORG_HARBOR)
+        .bind(demo::LOC_LYON)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(store.location_owner(demo::LOC_LYON).await.unwrap(), bistro);
+
+    assert_eq!(store.location_owner("loc_later").await.unwrap(), None);
+    sqlx::query(
+        "INSERT INTO locations (id, organization_id, name, line1, city, postal_code, \
+         country, timezone, currency, created_at_ms, updated_at_ms) \
+         VALUES ('loc_later', $1, 'Later', '1 rue', 'Lyon', '69001', 'FR', \
+         'Europe/Paris', 'EUR', 0, 0)",
+    )
+    .bind(demo::ORG_HARBOR)
+    .execute(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(
+        store.location_owner("loc_later").await.unwrap(),
+        Some(Owner {
+            organization_id: demo::ORG_HARBOR.to_owned(),
+            location_id: Some("loc_later".to_owned()),
+        })
+    );
+}
+
 /// The same queries on the same data give the same records on both backends.
 #[tokio::test]
 async fn backends_agree() {

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use sqlx::Pool;
 
+use super::StoreOptions;
 use super::backend::{Backend, BoxedRead, Decodes, RowsAffected, Statement};
 use super::owners::Owners;
-use super::{GuardedWrite, StoreOptions};
 use crate::domain::DomainError;
 
 /// The restaurant data in a SQL database (see [`PgStore`](super::PgStore)
@@ -95,17 +95,6 @@ impl<B: Backend> SqlStore<B> {
             })
             .await?;
         Ok(row.as_ref().map(B::decode).transpose()?)
-    }
-
-    /// Runs the conditional update `update`, then `reread`, the record as it
-    /// stands right after, and settles the outcome.
-    pub(crate) async fn guarded_write<R>(
-        &self,
-        update: Statement<'_, B>,
-        reread: impl Future<Output = Result<Option<R>, DomainError>>,
-    ) -> Result<GuardedWrite<R>, DomainError> {
-        let written = self.execute(update).await?;
-        Ok(GuardedWrite::settle(written, reread.await?))
     }
 
     /// Runs `query`; how many rows it changed.

@@ -327,8 +327,9 @@ impl<B: Backend> VenueStore for SqlStore<B> {
             .int(now_ms)
             .int(now_ms)
             .text(change.expected.as_str());
-        self.guarded_write(update, self.location_status(location_id))
-            .await
+        let written = self.execute(update).await?;
+        let current = self.location_status(location_id).await?;
+        Ok(GuardedWrite::settle(written, current))
     }
 
     async fn location_settings(
@@ -382,8 +383,9 @@ impl<B: Backend> VenueStore for SqlStore<B> {
             .int(now_ms)
             .int(now_ms)
             .text(change.expected.as_str());
-        self.guarded_write(update, self.get_catalog_item(item_id))
-            .await
+        let written = self.execute(update).await?;
+        let current = self.get_catalog_item(item_id).await?;
+        Ok(GuardedWrite::settle(written, current))
     }
 
     async fn list_discounts(

@@ -129,11 +129,26 @@ impl Sandbox {
 
     /// `tools/call` of `name` with `arguments`; returns the JSON-RPC `result`.
     pub async fn call_tool(&self, token: &str, name: &str, arguments: Value) -> Value {
+        self.call_tool_in(token, None, name, arguments).await
+    }
+
+    /// [`Sandbox::call_tool`] in the user's `locale` (`_meta.user_locale`),
+    /// when one is given.
+    pub async fn call_tool_in(
+        &self,
+        token: &str,
+        locale: Option<&str>,
+        name: &str,
+        arguments: Value,
+    ) -> Value {
+        let mut params = json!({"name": name, "arguments": arguments});
+        if let Some(locale) = locale {
+            params["_meta"] = json!({"user_locale": locale});
+        }
         let (status, body) = self
             .mcp(
                 token,
-                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": {"name": name, "arguments": arguments}}),
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}),
             )
             .await;
         assert_eq!(status, 200, "tools/call {name}: {body}");

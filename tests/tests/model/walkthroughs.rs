@@ -35,21 +35,9 @@ impl<'a> Model<'a> {
 
     /// `tools/call` of `name` in `locale`, when one is given.
     async fn call_in(&self, locale: Option<&str>, name: &str, arguments: Value) -> Value {
-        let mut params = json!({"name": name, "arguments": arguments});
-        if let Some(locale) = locale {
-            params["_meta"] = json!({"user_locale": locale});
-        }
-        let (status, body) = self
-            .sandbox
-            .mcp(
-                &self.token,
-                json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}),
-            )
-            .await;
-        assert_eq!(status, 200, "{name}: {body}");
-        body.get("result")
-            .cloned()
-            .unwrap_or_else(|| panic!("{name}: no result: {body}"))
+        self.sandbox
+            .call_tool_in(&self.token, locale, name, arguments)
+            .await
     }
 }
 

@@ -50,20 +50,11 @@ impl Client<'_> {
         arguments: Value,
         locale: Option<&str>,
     ) -> Value {
-        let mut params = json!({"name": name, "arguments": arguments});
-        if let Some(locale) = locale {
-            params["_meta"] = json!({"user_locale": locale});
-        }
-        let (status, body) = self
+        let result = self
             .sandbox
-            .mcp(
-                token,
-                json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}),
-            )
+            .call_tool_in(token, locale, name, arguments)
             .await;
-        assert_eq!(status, 200, "{name}: {body}");
-        let result = body["result"].clone();
-        assert!(result.is_object(), "{name}: {body}");
+        assert!(result.is_object(), "{name}: {result}");
         if result["isError"] != true {
             let errors: Vec<String> = self.schemas[name]
                 .iter_errors(&result["structuredContent"])

@@ -85,7 +85,10 @@ pub async fn call(
         }
         Err(error) => address_limit::served_without_limits(state, &error),
     }
-    let outcome = counted(state, call::call(&state.backends.tools, tool, input).await);
+    // Boxed: the gRPC call's future is large, and would otherwise be copied
+    // through every layer above it on each call.
+    let outcome = Box::pin(call::call(&state.backends.tools, tool, input)).await;
+    let outcome = counted(state, outcome);
     if tool.idempotent && outcome.as_ref().is_ok_and(|success| success.replayed) {
         state.metrics.idempotency_replay();
     }

@@ -77,7 +77,9 @@ impl<S: Store, A: Access> Runner<S, A> {
         let work = async move {
             required_fields(&request)?;
             let input = T::Input::try_from(request)?;
-            let answered = T::run(tools, input, &ctx).await?.answered()?;
+            // Boxed, as in the MCP bridge's dispatch: only a pointer moves
+            // through the layers above.
+            let answered = Box::pin(T::run(tools, input, &ctx)).await?.answered()?;
             Ok(T::Response::from(answered))
         };
         bounded(tools, timeout, kind, work)

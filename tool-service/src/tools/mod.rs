@@ -124,8 +124,11 @@ macro_rules! catalogue {
                 arguments: Value,
                 ctx: &CallContext,
             ) -> Result<CallResult, DomainError> {
+                // Each tool's future is boxed: the states of the largest tools
+                // would otherwise be copied through every layer above on
+                // each call (the deadline, the runner, the gRPC handler).
                 match id {
-                    $(ToolId::$variant => finish($variant::run(self, parse(arguments)?, ctx).await?),)*
+                    $(ToolId::$variant => finish(Box::pin($variant::run(self, parse(arguments)?, ctx)).await?),)*
                 }
             }
         }

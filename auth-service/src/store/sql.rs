@@ -199,43 +199,47 @@ impl LiveGrantRow {
     }
 }
 
-/// One row of [`LIVE_STATE_WITH_MEMBERSHIPS`].
+/// The membership columns of one row of [`LIVE_STATE_WITH_MEMBERSHIPS`].
 #[derive(sqlx::FromRow)]
-pub(super) struct LiveMembershipRow {
-    #[sqlx(flatten)]
-    live: LiveRow,
+pub(super) struct MembershipColumns {
     membership_organization_id: Option<String>,
     membership_location_id: Option<String>,
     membership_permission: Option<String>,
 }
 
-impl LiveMembershipRow {
-    /// The live state (from the first row, the same on all) and the
-    /// `(membership, permission)` pairs of all rows, in row order.
-    pub(super) fn into_parts(
-        rows: Vec<LiveMembershipRow>,
-        keys: &super::KeyCheck<'_>,
-    ) -> Option<super::LiveMemberships> {
-        let mut rows = rows.into_iter();
-        let mut first = rows.next()?;
-        let memberships = first
-            .membership()
-            .into_iter()
-            .chain(rows.filter_map(|mut row| row.membership()))
-            .collect();
-        Some((first.live.into_state(keys), memberships))
-    }
-
+impl MembershipColumns {
     /// This row's membership and permission, if it has one.
-    fn membership(&mut self) -> Option<(Grant, String)> {
-        let organization_id = self.membership_organization_id.take()?;
-        let permission = self.membership_permission.take()?;
+    fn into_membership(self) -> Option<(Grant, String)> {
         let grant = Grant {
-            organization_id,
-            location_id: self.membership_location_id.take(),
+            organization_id: self.membership_organization_id?,
+            location_id: self.membership_location_id,
         };
-        Some((grant, permission))
+        Some((grant, self.membership_permission?))
     }
+}
+
+/// The rows of [`LIVE_STATE_WITH_MEMBERSHIPS`] decoded: the live state from
+/// the first row only (it is the same on all; a user has one row per
+/// membership and permission) and the `(membership, permission)` pairs of
+/// all rows, in row order; `None` without rows (no such session).
+pub(super) fn live_memberships<R: sqlx::Row>(
+    rows: &[R],
+    keys: &super::KeyCheck<'_>,
+) -> Result<Option<super::LiveMemberships>, sqlx::Error>
+where
+    LiveRow: for<'r> sqlx::FromRow<'r, R>,
+    MembershipColumns: for<'r> sqlx::FromRow<'r, R>,
+{
+    use sqlx::FromRow;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let live = LiveRow::from_row(first)?.into_state(keys);
+    let mut memberships = Vec::with_capacity(rows.len());
+    for row in rows {
+        memberships.extend(MembershipColumns::from_row(row)?.into_membership());
+    }
+    Ok(Some((live, memberships)))
 }
 
 /// One row of [`GRANTS`].

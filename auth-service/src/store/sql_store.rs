@@ -8,7 +8,7 @@ use sqlx::{ColumnIndex, Executor};
 
 use super::dialect::{Dialect, Read};
 use super::statement::Arg::{self, Bool, Bytes, Int, OptText, Text};
-use super::statement::{changed, execute, fetch_all, fetch_one, fetch_optional, run};
+use super::statement::{changed, execute, fetch_all, fetch_one, fetch_optional, fetch_rows, run};
 use super::{
     ClientConsent, Consent, KeyCheck, LiveMemberships, NewClient, NewMembership, NewSession,
     NewUser, SeedData, Store, StoreError, StoreFuture, StoredKey, sql,
@@ -169,8 +169,8 @@ where
     ) -> StoreFuture<'a, Option<LiveMemberships>> {
         Box::pin(async move {
             let args = keys.args(session_id);
-            let rows = fetch_all(&self.pool, sql::LIVE_STATE_WITH_MEMBERSHIPS, args).await?;
-            Ok(sql::LiveMembershipRow::into_parts(rows, &keys))
+            let rows = fetch_rows(&self.pool, sql::LIVE_STATE_WITH_MEMBERSHIPS, args).await?;
+            sql::live_memberships(&rows, &keys).map_err(DB::store_error)
         })
     }
 

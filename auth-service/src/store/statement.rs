@@ -116,6 +116,19 @@ where
         .ok_or_else(|| DB::store_error(sqlx::Error::RowNotFound))
 }
 
+/// Every row of `sql` on `executor`, undecoded, in order (for a caller that
+/// decodes some columns from one row only).
+pub(super) async fn fetch_rows<'c, DB: Dialect, const N: usize>(
+    executor: impl Executor<'c, Database = DB>,
+    sql: &'static str,
+    args: [Arg<'_>; N],
+) -> StoreResult<Vec<DB::Row>> {
+    bound(sql, args)
+        .fetch_all(executor)
+        .await
+        .map_err(DB::store_error)
+}
+
 /// Every row of `sql` on `executor`, decoded, in order.
 pub(super) async fn fetch_all<'c, DB: Dialect, O, const N: usize>(
     executor: impl Executor<'c, Database = DB>,
@@ -125,10 +138,7 @@ pub(super) async fn fetch_all<'c, DB: Dialect, O, const N: usize>(
 where
     O: for<'r> FromRow<'r, DB::Row>,
 {
-    let rows = bound(sql, args)
-        .fetch_all(executor)
-        .await
-        .map_err(DB::store_error)?;
+    let rows = fetch_rows(executor, sql, args).await?;
     rows.iter()
         .map(O::from_row)
         .collect::<Result<_, _>>()

@@ -75,12 +75,9 @@ trait Served: Send {
     ) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>>;
 }
 
-impl<B: Backend> Served for Tools<SqlStore<B>, AuthServiceAccess>
-where
-    SqlStore<B>: Operated,
-{
+impl<B: Backend> Served for Tools<SqlStore<B>, AuthServiceAccess> {
     fn operator(&self) -> ops::Operator {
-        self.store().operator()
+        ops::Operator::new(self.store().clone())
     }
 
     fn metrics(&self) -> anyhow::Result<ToolMetrics> {
@@ -102,23 +99,6 @@ where
         Box::pin(
             async move { grpc::serve_measured(tools, metrics, &limits, listener, shutdown).await },
         )
-    }
-}
-
-/// A store the operator commands can open a handle on.
-trait Operated {
-    fn operator(&self) -> ops::Operator;
-}
-
-impl Operated for PgStore {
-    fn operator(&self) -> ops::Operator {
-        ops::Operator::postgres(self.clone())
-    }
-}
-
-impl Operated for SqliteStore {
-    fn operator(&self) -> ops::Operator {
-        ops::Operator::sqlite(self.clone())
     }
 }
 

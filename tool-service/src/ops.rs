@@ -5,12 +5,15 @@
 //! `writes disable|enable|status` (the run-time write switch, through
 //! [`Operator`], which the launcher and tests use too).
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::domain::DomainError;
 use crate::store::seed::{DataSet, SeedSpec};
-use crate::store::{OperatorFlagStore, PgStore, SqliteStore, Store, StoreOptions, WritesSwitch};
+use crate::store::{PgStore, SqliteStore, Store, StoreOptions, WritesSwitch};
 
 /// Statement bound of the seed command: bulk loads and the rollup rebuild of
 /// a large data set run far longer than one tool call may.
@@ -59,10 +62,10 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
         chataigne_common::startup::redacted_url(config.database.url())
     );
     chataigne_common::startup::retry(&database, &config.startup, || async {
-        match open(config, statement_timeout(config)).await? {
-            AnyStore::Postgres(store) => store.migrate().await?,
-            AnyStore::Sqlite(store) => store.migrate().await?,
-        }
+        open(config, statement_timeout(config))
+            .await?
+            .apply_migrations()
+            .await?;
         anyhow::Ok(())
     })
     .await?;
@@ -80,10 +83,10 @@ pub async fn seed(config: &Config, spec: &ScaleSeed) -> anyhow::Result<SeedRepor
         extra_locations: spec.extra_locations,
         seed: spec.seed,
     });
-    match open(config, SEED_STATEMENT_TIMEOUT).await? {
-        AnyStore::Postgres(store) => load(&store, &data).await?,
-        AnyStore::Sqlite(store) => load(&store, &data).await?,
-    }
+    let store = open(config, SEED_STATEMENT_TIMEOUT).await?;
+    store.apply_migrations().await?;
+    // Loading rebuilds the rollup once every row is written.
+    store.load_data(&data).await?;
     Ok(SeedReport {
         locations: data.locations.len(),
         orders: data.orders.len(),
@@ -92,21 +95,20 @@ pub async fn seed(config: &Config, spec: &ScaleSeed) -> anyhow::Result<SeedRepor
     })
 }
 
-async fn load<S: Store>(store: &S, data: &DataSet) -> anyhow::Result<()> {
-    store.migrate().await?;
-    // `load` rebuilds the rollup once every row is written.
-    store.load(data).await?;
-    Ok(())
-}
-
 /// Longest reason kept with a change of the write switch, in characters.
 pub const REASON_LIMIT: usize = 500;
 
 /// The operator's handle on the run-time flags of a tool-service database:
 /// the same rows every replica reads before each write.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Operator {
-    store: AnyStore,
+    store: Arc<dyn OperatorStore>,
+}
+
+impl std::fmt::Debug for Operator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operator").finish_non_exhaustive()
+    }
 }
 
 impl Operator {
@@ -117,25 +119,16 @@ impl Operator {
         })
     }
 
-    pub(crate) fn postgres(store: PgStore) -> Operator {
+    /// The handle on `store`, of either backend.
+    pub(crate) fn new(store: impl Store + 'static) -> Operator {
         Operator {
-            store: AnyStore::Postgres(store),
-        }
-    }
-
-    pub(crate) fn sqlite(store: SqliteStore) -> Operator {
-        Operator {
-            store: AnyStore::Sqlite(store),
+            store: Arc::new(store),
         }
     }
 
     /// The write switch as stored now.
     pub async fn writes_status(&self) -> anyhow::Result<WritesSwitch> {
-        let switch = match &self.store {
-            AnyStore::Postgres(store) => store.writes_switch().await,
-            AnyStore::Sqlite(store) => store.writes_switch().await,
-        };
-        switch.map_err(unreadable)
+        self.store.read_writes_switch().await.map_err(unreadable)
     }
 
     /// Switches every write tool off, at the next call of any caller, with an
@@ -165,11 +158,10 @@ impl Operator {
         reason: Option<&str>,
     ) -> anyhow::Result<WritesSwitch> {
         let now_ms = chrono::Utc::now().timestamp_millis();
-        let switch = match &self.store {
-            AnyStore::Postgres(store) => store.set_writes_switch(enabled, reason, now_ms).await,
-            AnyStore::Sqlite(store) => store.set_writes_switch(enabled, reason, now_ms).await,
-        };
-        switch.map_err(unreadable)
+        self.store
+            .store_writes_switch(enabled, reason, now_ms)
+            .await
+            .map_err(unreadable)
     }
 }
 
@@ -200,17 +192,53 @@ pub fn describe_writes(switch: &WritesSwitch) -> String {
     }
 }
 
-#[derive(Debug, Clone)]
-enum AnyStore {
-    Postgres(PgStore),
-    Sqlite(SqliteStore),
+/// A store's work that the operator commands run, with boxed futures so that
+/// one handle serves either backend: the backend is erased here, once.
+trait OperatorStore: Send + Sync {
+    fn apply_migrations(&self) -> OperatorFuture<'_, ()>;
+    fn load_data<'a>(&'a self, data: &'a DataSet) -> OperatorFuture<'a, ()>;
+    fn read_writes_switch(&self) -> OperatorFuture<'_, WritesSwitch>;
+    fn store_writes_switch<'a>(
+        &'a self,
+        enabled: bool,
+        reason: Option<&'a str>,
+        now_ms: i64,
+    ) -> OperatorFuture<'a, WritesSwitch>;
+}
+
+type OperatorFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, DomainError>> + Send + 'a>>;
+
+impl<S: Store> OperatorStore for S {
+    fn apply_migrations(&self) -> OperatorFuture<'_, ()> {
+        Box::pin(self.migrate())
+    }
+
+    fn load_data<'a>(&'a self, data: &'a DataSet) -> OperatorFuture<'a, ()> {
+        Box::pin(self.load(data))
+    }
+
+    fn read_writes_switch(&self) -> OperatorFuture<'_, WritesSwitch> {
+        Box::pin(self.writes_switch())
+    }
+
+    fn store_writes_switch<'a>(
+        &'a self,
+        enabled: bool,
+        reason: Option<&'a str>,
+        now_ms: i64,
+    ) -> OperatorFuture<'a, WritesSwitch> {
+        Box::pin(self.set_writes_switch(enabled, reason, now_ms))
+    }
 }
 
 fn statement_timeout(config: &Config) -> Duration {
     Duration::from_millis(config.database.statement_timeout_ms)
 }
 
-async fn open(config: &Config, statement_timeout: Duration) -> anyhow::Result<AnyStore> {
+async fn open(
+    config: &Config,
+    statement_timeout: Duration,
+) -> anyhow::Result<Arc<dyn OperatorStore>> {
     config.validate()?;
     let options = StoreOptions {
         max_connections: config.database.max_connections,
@@ -219,13 +247,13 @@ async fn open(config: &Config, statement_timeout: Duration) -> anyhow::Result<An
     };
     let url = config.database.url();
     let backend = config.database.backend();
-    Ok(
+    let store: Arc<dyn OperatorStore> =
         if backend == Some(chataigne_common::database::Backend::Postgres) {
-            AnyStore::Postgres(PgStore::connect(url, &options).await?)
+            Arc::new(PgStore::connect(url, &options).await?)
         } else {
-            AnyStore::Sqlite(SqliteStore::connect(url, &options).await?)
-        },
-    )
+            Arc::new(SqliteStore::connect(url, &options).await?)
+        };
+    Ok(store)
 }
 
 #[cfg(test)]
@@ -237,7 +265,7 @@ mod tests {
             .await
             .unwrap();
         store.migrate().await.unwrap();
-        Operator::sqlite(store)
+        Operator::new(store)
     }
 
     #[tokio::test]

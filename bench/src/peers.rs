@@ -164,10 +164,7 @@ async fn spawn_peer(
     database_url: &str,
     what: &str,
 ) -> anyhow::Result<PeerProcess> {
-    let port = {
-        let probe = std::net::TcpListener::bind(("127.0.0.1", 0))?;
-        probe.local_addr()?.port()
-    };
+    let port = crate::topology::free_port()?;
     let child = command
         .process_group(0)
         .args(["--port", &port.to_string(), "--database-url", database_url])

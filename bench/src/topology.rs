@@ -61,16 +61,36 @@ fn binary(bin_dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
     anyhow::ensure!(
         path.is_file(),
         "{} not found: build the services first (cargo build --release -p chataigne-gateway \
-         -p chataigne-auth -p chataigne-tool-service) or set --bin-dir",
+         -p chataigne-auth -p chataigne-tools) or set --bin-dir",
         path.display()
     );
     Ok(path)
 }
 
-/// A free loopback port (released at once; loopback races are unlikely).
-fn free_port() -> anyhow::Result<u16> {
-    let probe = std::net::TcpListener::bind(("127.0.0.1", 0))?;
-    Ok(probe.local_addr()?.port())
+/// A free loopback port for a service to bind, below the kernel's ephemeral
+/// range: the probe is released at once, and a port the kernel may hand to an
+/// outgoing connection (the load generator opens hundreds) could be taken
+/// before the service binds it. Successive calls never return the same port.
+pub(crate) fn free_port() -> anyhow::Result<u16> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOWEST: u32 = 10_000;
+    static CURSOR: AtomicU32 = AtomicU32::new(0);
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
+        .filter(|low| *low > LOWEST + 1_000)
+        .unwrap_or(32_768);
+    let span = ephemeral_low - LOWEST;
+    // Processes running side by side start at different places.
+    let start = std::process::id().wrapping_mul(7_919) % span;
+    for _ in 0..span {
+        let offset = (start + CURSOR.fetch_add(1, Ordering::Relaxed)) % span;
+        let port = u16::try_from(LOWEST + offset)?;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    anyhow::bail!("no free loopback port below {ephemeral_low}")
 }
 
 /// 64 random hex characters (a shared secret of the two services).

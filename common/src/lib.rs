@@ -8,6 +8,7 @@
 pub mod assertion;
 pub mod authorization;
 pub mod balance;
+pub mod breaker;
 pub mod codes;
 pub mod config;
 pub mod config_check;

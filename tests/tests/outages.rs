@@ -899,3 +899,133 @@ async fn auth_database_down_is_reported_and_refused_at_once_then_recovers() {
     );
     sandbox.shutdown().await;
 }
+
+/// A typed caller the tool-service cannot decide locally (a service account's
+/// token) needs the auth-service on every call. Once the tool-service's
+/// breaker knows the auth-service hung, such calls fail at once with the
+/// dependency error (not at their deadline) and the tool-service's gauge
+/// says so; as soon as the auth-service answers again they are served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_auth_service_fails_typed_callers_at_once_then_recovers() {
+    let mut tools = None;
+    let sandbox = Sandbox::start_with(Backend::Sqlite, |config| {
+        tools = Some(config.tools.clone());
+    })
+    .await
+    .expect("sqlite sandbox");
+    let (client_id, secret) = sandbox
+        .service_account(
+            "outage-reporting",
+            "orders.read location.read",
+            ORG_BISTRO,
+            "analyst",
+        )
+        .await;
+    let token = sandbox.client_credentials_token(&client_id, &secret).await;
+    // A second tool-service on the same database, reaching the auth-service
+    // through a forwarder the test controls.
+    let auth = Forwarder::start(sandbox.auth_grpc_url.trim_start_matches("http://")).await;
+    let mut config = tools.expect("configuration captured");
+    config.seed_demo = false;
+    config.auth_service_url = format!("http://{}", auth.authority());
+    let service = chataigne_tools::ToolService::build(&config)
+        .await
+        .expect("second tool-service builds");
+    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let metrics = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let tools_url = format!("http://{}", grpc.local_addr().expect("addr"));
+    let metrics_url = format!("http://{}/metrics", metrics.local_addr().expect("addr"));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let stopped = stop.clone();
+    let served = tokio::spawn(async move {
+        let listeners = chataigne_tools::Listeners {
+            grpc,
+            metrics: Some(metrics),
+        };
+        service
+            .serve(listeners, async move { stopped.cancelled().await })
+            .await
+    });
+    let list = || list_orders_typed(&tools_url, &token);
+    list().await.expect("served while the auth-service answers");
+    let gauge =
+        |up: u8| format!("chataigne_tools_dependency_up{{dependency=\"auth_service\"}} {up}");
+    assert!(scrape(&metrics_url).await.contains(&gauge(1)));
+
+    auth.set(Mode::Stall);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let started = Instant::now();
+        let answer = list().await;
+        if answer.as_ref().is_err_and(dependency_unavailable) && started.elapsed() < FAST {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never failed fast: {answer:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut took = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let answer = list().await;
+        took.push(started.elapsed());
+        assert!(
+            answer.as_ref().is_err_and(dependency_unavailable),
+            "{answer:?}"
+        );
+    }
+    assert!(median(took.clone()) < FAST, "a hung auth-service: {took:?}");
+    assert!(scrape(&metrics_url).await.contains(&gauge(0)));
+
+    auth.set(Mode::Forward);
+    let back = Instant::now();
+    loop {
+        if list().await.is_ok() {
+            break;
+        }
+        assert!(
+            back.elapsed() < RECOVERY,
+            "not served again within {RECOVERY:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(scrape(&metrics_url).await.contains(&gauge(1)));
+    stop.cancel();
+    served
+        .await
+        .expect("joined")
+        .expect("the second tool-service stops cleanly");
+    sandbox.shutdown().await;
+}
+
+/// `ListOrders` on the typed API at `url` with `credential`, under the
+/// deadline a hang would be waited out to.
+async fn list_orders_typed(url: &str, credential: &str) -> Result<(), tonic::Status> {
+    use chataigne_proto::tools::v1::{
+        ListOrdersRequest, Page, restaurant_client::RestaurantClient,
+    };
+    let mut client = RestaurantClient::connect(url.to_owned())
+        .await
+        .expect("tool-service reachable");
+    let mut request = tonic::Request::new(ListOrdersRequest {
+        location_id: LOC_PARIS.to_owned(),
+        page: Some(Page {
+            limit: 5,
+            cursor: String::new(),
+        }),
+        ..ListOrdersRequest::default()
+    });
+    request.set_timeout(DEADLINE);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {credential}").parse().expect("ascii"),
+    );
+    client.list_orders(request).await.map(drop)
+}
+
+fn dependency_unavailable(status: &tonic::Status) -> bool {
+    decode_status(status).code == ErrorCode::DependencyUnavailable
+}

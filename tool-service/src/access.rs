@@ -7,7 +7,10 @@
 //! leeway), as long as its key stays in the fetched set, so that the same
 //! assertion presented again costs no signature check. Otherwise
 //! (service-account tokens, assertions without grants, anything that does not
-//! verify here) the auth-service is asked, presenting the credential.
+//! verify here) the auth-service is asked, presenting the credential; while
+//! its breaker (probed in the background, see `chataigne_common::breaker`)
+//! knows it down or hung, those calls fail at once with a dependency error
+//! instead of waiting out their deadline.
 //! `Access` is the port the tools use; `AuthServiceAccess` is its adapter.
 
 use std::collections::HashMap;
@@ -18,6 +21,7 @@ use std::time::{Duration, Instant};
 use chataigne_common::ErrorCode;
 use chataigne_common::assertion::{AssertionContract, TimeCheck};
 use chataigne_common::balance::{self, Balanced};
+use chataigne_common::breaker::{self, Breaker};
 use chataigne_common::codes::decode_status;
 use chataigne_common::expiring::ExpiringMap;
 use chataigne_common::grants::{Grants, Refusal};
@@ -29,6 +33,7 @@ use chataigne_proto::auth::v1::{
 };
 use jsonwebtoken::{Algorithm, Header};
 use serde::Deserialize;
+use tonic_health::pb::health_client::HealthClient;
 
 use crate::domain::{Dependency, DomainError, TenantScope};
 use crate::store::Owner;
@@ -77,6 +82,10 @@ const KEY_FETCH_INTERVAL: Duration = Duration::from_millis(500);
 #[derive(Clone)]
 pub struct AuthServiceAccess {
     client: AuthServiceClient<Balanced>,
+    /// `grpc.health.v1` over the same channel: the breaker's probe.
+    health: HealthClient<Balanced>,
+    /// Open while the auth-service (or its database) is known down or hung.
+    breaker: Arc<Breaker>,
     keys: Arc<AssertionKeys>,
 }
 
@@ -301,9 +310,39 @@ impl AuthServiceAccess {
             },
         )?;
         Ok(AuthServiceAccess {
-            client: AuthServiceClient::new(channel),
+            client: AuthServiceClient::new(channel.clone()),
+            health: HealthClient::new(channel),
+            breaker: Breaker::new(Dependency::AuthService.as_str()),
             keys: Arc::default(),
         })
+    }
+
+    /// Probes the auth-service's health in the background until `stop` turns
+    /// true (or its sender is dropped), handing each change of its breaker
+    /// to `on_change`.
+    pub fn watch(
+        &self,
+        stop: tokio::sync::watch::Receiver<bool>,
+        on_change: impl FnMut(bool) + Send + 'static,
+    ) {
+        let health = self.health.clone();
+        breaker::spawn_probe(
+            self.breaker.clone(),
+            move || breaker::serving(health.clone()),
+            stop,
+            on_change,
+        );
+    }
+
+    /// The auth-service's client, unless its breaker is open.
+    fn client(&self) -> Result<AuthServiceClient<Balanced>, DomainError> {
+        if self.breaker.is_open() {
+            return Err(DomainError::Dependency(
+                Dependency::AuthService,
+                "known down or hung".to_owned(),
+            ));
+        }
+        Ok(self.client.clone())
     }
 
     /// The credential verified here when it is a principal assertion carrying
@@ -346,7 +385,7 @@ impl AuthServiceAccess {
         }
         let mut request = tonic::Request::new(AssertionKeysRequest {});
         chataigne_common::trace_context::inject(request.metadata_mut());
-        let answer = match self.client.clone().assertion_keys(request).await {
+        let answer = match self.client().ok()?.assertion_keys(request).await {
             Ok(answer) => answer.into_inner(),
             Err(status) => {
                 tracing::warn!(code = %status.code(), "fetching the assertion keys failed");
@@ -397,8 +436,7 @@ impl Access for AuthServiceAccess {
         });
         chataigne_common::trace_context::inject(request.metadata_mut());
         let response = self
-            .client
-            .clone()
+            .client()?
             .authorize(request)
             .await
             .map_err(refusal)?
@@ -424,8 +462,7 @@ impl Access for AuthServiceAccess {
             return Ok((verified.principal, scope));
         }
         let response = self
-            .client
-            .clone()
+            .client()?
             .resolve_access(ResolveAccessRequest {
                 assertion: credential.0.clone(),
                 permission: permission.to_owned(),

@@ -96,6 +96,18 @@ impl<B: Backend> Served for Tools<SqlStore<B>, AuthServiceAccess> {
         shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
     ) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>> {
         let tools = *self;
+        // The auth-service's breaker is probed while the service serves: the
+        // probe stops when shutdown resolves or serving ends.
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let gauge = metrics.clone();
+        gauge.dependency_state(domain::Dependency::AuthService, true);
+        tools.access.watch(stopped, move |up| {
+            gauge.dependency_state(domain::Dependency::AuthService, up);
+        });
+        let shutdown = async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        };
         Box::pin(
             async move { grpc::serve_measured(tools, metrics, &limits, listener, shutdown).await },
         )

@@ -70,7 +70,7 @@ impl ToolMetrics {
             dependency_up: metrics::gauge_vec(
                 &registry,
                 "chataigne_tools_dependency_up",
-                "1 while the dependency answers the health probe (database), 0 while it does not.",
+                "1 while the dependency answers its health probe (database, auth_service), 0 while it does not.",
                 &["dependency"],
             )?,
             pool: PoolGauges::register(&registry, "chataigne_tools")?,

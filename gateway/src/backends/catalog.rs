@@ -625,7 +625,7 @@ mod tests {
             chataigne_common::balance::Options::default(),
         )
         .unwrap();
-        let breaker = Breaker::new(crate::ops::counters::Dependency::ToolService);
+        let breaker = Breaker::new(crate::ops::counters::Dependency::ToolService.label());
         let catalog = Catalog::new(
             ToolCatalogClient::new(channel),
             breaker.clone(),
@@ -646,7 +646,7 @@ mod tests {
         assert!(kept.writes_enabled() && kept.get("good").is_some());
         assert_eq!(fetches(), 3);
         // Known down: nothing is fetched, the last snapshot is served.
-        for _ in 0..crate::ops::breaker::OPEN_AFTER {
+        for _ in 0..chataigne_common::breaker::OPEN_AFTER {
             breaker.record(false);
         }
         tokio::time::sleep(RETRY_AFTER_FAILURE + Duration::from_millis(50)).await;

@@ -66,8 +66,8 @@ impl Backends {
             tools: ToolCatalogClient::new(tools.clone()),
             auth_health: HealthClient::new(auth),
             tools_health: HealthClient::new(tools),
-            auth_breaker: Breaker::new(Dependency::AuthService),
-            tools_breaker: Breaker::new(Dependency::ToolService),
+            auth_breaker: Breaker::new(Dependency::AuthService.label()),
+            tools_breaker: Breaker::new(Dependency::ToolService.label()),
             redis,
         })
     }
@@ -79,12 +79,14 @@ impl Backends {
             move || breaker::serving(client.clone())
         };
         breaker::spawn_probe(
+            Dependency::AuthService,
             self.auth_breaker.clone(),
             metrics.clone(),
             health(&self.auth_health),
             stop.clone(),
         );
         breaker::spawn_probe(
+            Dependency::ToolService,
             self.tools_breaker.clone(),
             metrics.clone(),
             health(&self.tools_health),
@@ -93,6 +95,7 @@ impl Backends {
         if let Some(redis) = &self.redis {
             let probed = redis.clone();
             breaker::spawn_probe(
+                Dependency::Redis,
                 redis.breaker().clone(),
                 metrics.clone(),
                 move || {

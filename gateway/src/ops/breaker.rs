@@ -1,159 +1,48 @@
-//! One circuit breaker per dependency (auth-service, tool-service, Redis),
-//! driven by a background probe: the backends' `grpc.health.v1` overall
-//! status (NOT_SERVING while their database is down or they drain), a Redis
-//! `PING`. After [`OPEN_AFTER`] failed probes in a row the breaker opens and
-//! calls needing the dependency fail at once with its typed error instead
-//! of waiting on a connect, pool or response timeout; the first probe that
-//! succeeds closes it again (probes run every [`PROBE_EVERY`], so recovery
-//! follows the dependency within about that).
+//! The gateway's breakers (auth-service, tool-service, Redis): the shared
+//! breaker of `chataigne_common::breaker`, each probe also driving the
+//! `chataigne_gateway_dependency_up` gauge of its dependency.
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::Duration;
 
-use chataigne_common::balance::Balanced;
-use tonic_health::pb::HealthCheckRequest;
-use tonic_health::pb::health_check_response::ServingStatus as Wire;
-use tonic_health::pb::health_client::HealthClient;
+pub use chataigne_common::breaker::{Breaker, serving};
 
 use crate::ops::counters::{Dependency, Metrics};
 
-/// How often each dependency is probed.
-pub const PROBE_EVERY: Duration = Duration::from_millis(200);
-/// How long one probe may take before it counts as failed (a hung
-/// dependency); generous enough for a loaded machine.
-pub const PROBE_TIMEOUT: Duration = Duration::from_millis(1_000);
-/// Failed probes in a row that open the breaker (one slow probe does not).
-pub const OPEN_AFTER: u32 = 2;
-
-/// The state of one dependency as its probe last saw it.
-#[derive(Debug)]
-pub struct Breaker {
-    dependency: Dependency,
-    up: AtomicBool,
-    failures: AtomicU32,
-}
-
-impl Breaker {
-    /// A closed breaker (the dependency is presumed up until probed).
-    pub fn new(dependency: Dependency) -> Arc<Breaker> {
-        Arc::new(Breaker {
-            dependency,
-            up: AtomicBool::new(true),
-            failures: AtomicU32::new(0),
-        })
-    }
-
-    /// Whether calls needing the dependency must fail at once.
-    pub fn is_open(&self) -> bool {
-        !self.up.load(Ordering::Acquire)
-    }
-
-    /// Records one probe; returns the new state when it changed.
-    pub fn record(&self, ok: bool) -> Option<bool> {
-        let failures = if ok {
-            self.failures.store(0, Ordering::Release);
-            0
-        } else {
-            self.failures
-                .fetch_add(1, Ordering::AcqRel)
-                .saturating_add(1)
-        };
-        let up = ok || (!self.is_open() && failures < OPEN_AFTER);
-        let was = self.up.swap(up, Ordering::AcqRel);
-        (was != up).then_some(up)
-    }
-
-    pub fn dependency(&self) -> Dependency {
-        self.dependency
-    }
-}
-
-/// Whether a backend reports its overall status (empty service name)
-/// SERVING within the probe timeout.
-pub async fn serving(mut client: HealthClient<Balanced>) -> bool {
-    let mut request = tonic::Request::new(HealthCheckRequest {
-        service: String::new(),
-    });
-    request.set_timeout(PROBE_TIMEOUT);
-    tokio::time::timeout(PROBE_TIMEOUT, client.check(request))
-        .await
-        .is_ok_and(|answer| {
-            answer.is_ok_and(|answer| answer.into_inner().status == Wire::Serving as i32)
-        })
-}
-
-/// Probes with `probe` every [`PROBE_EVERY`] until `stop` turns true,
-/// updating `breaker` and its gauge, and logging each change.
+/// Probes `dependency` with `probe` until `stop` turns true (see
+/// [`chataigne_common::breaker::spawn_probe`]), its gauge following the
+/// breaker.
 pub fn spawn_probe<P, F>(
+    dependency: Dependency,
     breaker: Arc<Breaker>,
     metrics: Arc<Metrics>,
-    mut probe: P,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    probe: P,
+    stop: tokio::sync::watch::Receiver<bool>,
 ) where
     P: FnMut() -> F + Send + 'static,
     F: Future<Output = bool> + Send + 'static,
 {
-    metrics.dependency_state(breaker.dependency(), !breaker.is_open());
-    let stopped = async move {
-        let _ = stop.wait_for(|stop| *stop).await;
-    };
-    let probe = move || {
-        let answered = probe();
-        async move { Some(answered.await) }
-    };
-    tokio::spawn(chataigne_common::probe::every(
-        PROBE_EVERY,
-        PROBE_TIMEOUT,
-        stopped,
-        probe,
-        move |ok| {
-            if let Some(up) = breaker.record(ok) {
-                let dependency = breaker.dependency().label();
-                metrics.dependency_state(breaker.dependency(), up);
-                if up {
-                    tracing::info!(dependency, "dependency answers again: breaker closed");
-                } else {
-                    tracing::warn!(
-                        dependency,
-                        "dependency down or hung: breaker open, calls fail at once"
-                    );
-                }
-            }
-            std::future::ready(std::ops::ControlFlow::Continue(()))
-        },
-    ));
+    metrics.dependency_state(dependency, !breaker.is_open());
+    chataigne_common::breaker::spawn_probe(breaker, probe, stop, move |up| {
+        metrics.dependency_state(dependency, up);
+    });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn opens_after_consecutive_failures_and_closes_at_the_first_success() {
-        let breaker = Breaker::new(Dependency::ToolService);
-        assert!(!breaker.is_open());
-        assert_eq!(breaker.record(false), None, "one failed probe is tolerated");
-        assert!(!breaker.is_open());
-        assert_eq!(breaker.record(true), None);
-        assert_eq!(breaker.record(false), None, "the count restarted");
-        assert_eq!(breaker.record(false), Some(false));
-        assert!(breaker.is_open());
-        assert_eq!(breaker.record(false), None, "stays open");
-        assert_eq!(breaker.record(true), Some(true));
-        assert!(!breaker.is_open());
-    }
+    use chataigne_common::breaker::{OPEN_AFTER, PROBE_EVERY};
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     #[tokio::test(start_paused = true)]
-    async fn the_probe_task_follows_the_dependency_until_stopped() {
-        use std::sync::atomic::AtomicBool;
-        let breaker = Breaker::new(Dependency::Redis);
+    async fn the_dependency_gauge_follows_the_breaker() {
+        let breaker = Breaker::new(Dependency::Redis.label());
         let metrics = Arc::new(Metrics::new().unwrap());
         let up = Arc::new(AtomicBool::new(true));
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let probed = up.clone();
         spawn_probe(
+            Dependency::Redis,
             breaker.clone(),
             metrics.clone(),
             move || {
@@ -162,30 +51,17 @@ mod tests {
             },
             stopped,
         );
-        tokio::time::sleep(PROBE_EVERY * 3).await;
-        assert!(!breaker.is_open());
+        let gauge =
+            |value: u8| format!("chataigne_gateway_dependency_up{{dependency=\"redis\"}} {value}");
+        assert!(metrics.render().contains(&gauge(1)), "set at start");
         up.store(false, Ordering::SeqCst);
         tokio::time::sleep(PROBE_EVERY * (OPEN_AFTER + 1)).await;
         assert!(breaker.is_open());
-        assert!(
-            metrics
-                .render()
-                .contains("chataigne_gateway_dependency_up{dependency=\"redis\"} 0"),
-            "{}",
-            metrics.render()
-        );
+        assert!(metrics.render().contains(&gauge(0)), "{}", metrics.render());
         up.store(true, Ordering::SeqCst);
         tokio::time::sleep(PROBE_EVERY * 2).await;
         assert!(!breaker.is_open());
-        assert!(
-            metrics
-                .render()
-                .contains("chataigne_gateway_dependency_up{dependency=\"redis\"} 1")
-        );
+        assert!(metrics.render().contains(&gauge(1)), "{}", metrics.render());
         stop.send_replace(true);
-        tokio::time::sleep(PROBE_EVERY).await;
-        up.store(false, Ordering::SeqCst);
-        tokio::time::sleep(PROBE_EVERY * 5).await;
-        assert!(!breaker.is_open(), "no probe after the stop");
     }
 }

@@ -59,7 +59,7 @@ impl RedisHandle {
             manager,
             command_timeout: connect * 2 + response + Duration::from_millis(100),
             prefix: config.key_prefix.clone(),
-            breaker: Breaker::new(Dependency::Redis),
+            breaker: Breaker::new(Dependency::Redis.label()),
         }))
     }
 

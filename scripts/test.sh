@@ -34,7 +34,7 @@ helm_venv="${XDG_CACHE_HOME:-$HOME/.cache}/chataigne/helm-venv"
 export CHATAIGNE_TEST_HELM_PYTHON="$helm_venv/bin/python"
 
 # promtool checks and unit-tests the chart's alerting rules and the dashboard's
-# queries (tests/tests/helm_chart.rs). Debian's prometheus package ships it;
+# queries (tests/tests/deploy/helm_chart.rs). Debian's prometheus package ships it;
 # only the package file is fetched and unpacked into the cache (nothing is
 # installed, no server started), once.
 promtool_dir="${XDG_CACHE_HOME:-$HOME/.cache}/chataigne/promtool"
@@ -58,7 +58,7 @@ else
   fi
 fi
 
-# Headless Chromium drives the consent page (tests/tests/consent_browser.rs).
+# Headless Chromium drives the consent page (tests/tests/official_clients/consent_browser.rs).
 if ! command -v chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
     echo "installing chromium" >&2

@@ -5,9 +5,8 @@
 //! `X-Forwarded-For` and the PROXY protocol are believed only from trusted
 //! proxies, IPv4 and IPv6 networks both apply, and the internal listener is
 //! never filtered.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};

@@ -1,9 +1,8 @@
 //! Authentication at the edge and the RFC 9728 metadata: 401 with the exact
 //! challenge for missing and refused tokens, 503 (never 401) when the
 //! auth-service is down or slow, and one metadata document per endpoint.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{

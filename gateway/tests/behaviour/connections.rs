@@ -5,9 +5,8 @@
 //! is answered 408; oversized heads 431; the caps close connections at once;
 //! idle and half-sent keep-alive connections end; HTTP/2 announces its
 //! stream limit.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;

@@ -3,8 +3,6 @@
 //! every secret redacted (exit status 0). The gateway keeps no idempotency
 //! state, so a leftover idempotency section is refused as unknown.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 fn config_check(env: &[(&str, &str)]) -> (bool, String, String) {
     chataigne_common::testing::run_with_env(
         env!("CARGO_BIN_EXE_chataigne-gateway"),

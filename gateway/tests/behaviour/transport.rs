@@ -1,9 +1,8 @@
 //! Streamable HTTP transport rules of the MCP endpoint, over real HTTP:
 //! methods, headers, body bounds and malformed JSON-RPC, each with the
 //! expected status and JSON-RPC error code, never a 500.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Harness, PING, TOKEN_ALL, status_and_json};

@@ -3,9 +3,8 @@
 //! state, and the store the service reads before every write sees the change
 //! (the tools refuse writes while it is off, and reads keep working). Also on
 //! PostgreSQL.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use chataigne_common::demo;
 use chataigne_tools::domain::DomainError;

@@ -4,9 +4,8 @@
 //! platform's -32501 (`MCP_OVERLOADED`, retryable, with a retry hint) and
 //! the default profile as `MCP_OVERLOADED`; an unavailable backend stays
 //! -32502.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

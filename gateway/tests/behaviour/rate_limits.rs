@@ -3,9 +3,8 @@
 //! the tests count the round trips of a call (one for both limits), and
 //! check each limit's refusal, the per-address refusal before any token
 //! work, and fail-open when Redis is gone.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

@@ -1,9 +1,8 @@
 //! TLS on the public listener: a client trusting the configured certificate
 //! completes the handshake and is served; a plain-text client is not; the
 //! derived canonical URL uses https; a bad key pair stops start-up.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -4,9 +4,8 @@
 //! PostgreSQL. `config check` refuses a PostgreSQL configuration without the
 //! shared secrets and prints a valid one redacted; `migrate` waits for a
 //! database that is not up yet, within its start-up bound.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use chataigne_tools::store::{PgStore, SqliteStore, StoreOptions};
 

@@ -1,9 +1,8 @@
 //! MCP methods end to end against the fake backends: initialize negotiation,
 //! tools/list filtering and caching, tools/call envelopes for both profiles,
 //! error mapping, deadlines, the write switch and what the backend receives.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use chataigne_common::testing::envelope;
 use serde_json::{Value, json};

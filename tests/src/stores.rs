@@ -287,6 +287,51 @@ pub async fn extra_gateway(
     (url, stop)
 }
 
+/// A second tool-service built from `config` (its database, secrets and
+/// auth-service URL; the demo data is not loaded again), with its `/metrics`.
+pub struct ExtraToolService {
+    /// Its gRPC URL.
+    pub url: String,
+    /// Its `/metrics` page.
+    pub metrics_url: String,
+    /// Stops it.
+    pub stop: tokio_util::sync::CancellationToken,
+}
+
+impl ExtraToolService {
+    pub async fn start(mut config: chataigne_tools::Config) -> ExtraToolService {
+        config.seed_demo = false;
+        let service = chataigne_tools::ToolService::build(&config)
+            .await
+            .expect("extra tool-service builds");
+        let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let metrics = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", grpc.local_addr().expect("addr"));
+        let metrics_url = format!("http://{}/metrics", metrics.local_addr().expect("addr"));
+        let stop = tokio_util::sync::CancellationToken::new();
+        let signal = stop.clone();
+        tokio::spawn(async move {
+            let listeners = chataigne_tools::Listeners {
+                grpc,
+                metrics: Some(metrics),
+            };
+            service
+                .serve(listeners, async move { signal.cancelled().await })
+                .await
+                .expect("extra tool-service serves");
+        });
+        ExtraToolService {
+            url,
+            metrics_url,
+            stop,
+        }
+    }
+}
+
 /// `tools/call` on the MCP endpoint `url`; returns the HTTP status and body.
 pub async fn call_at(
     url: &str,

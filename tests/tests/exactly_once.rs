@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use chataigne_tests::demo::{ORG_BISTRO, USER_ADMIN, USER_MANAGER};
 use chataigne_tests::forwarder::{Forwarder, Mode};
 use chataigne_tests::stores::{
-    CrashableGateway, call_at, delete_keys, error_code, extra_gateway, prefix, redis_authority,
-    replayed, retry_while_in_progress, sandbox_on_redis,
+    CrashableGateway, ExtraToolService, call_at, delete_keys, error_code, extra_gateway, prefix,
+    redis_authority, replayed, retry_while_in_progress, sandbox_on_redis,
 };
 use chataigne_tests::{Backend, Sandbox};
 use secrecy::SecretString;
@@ -159,30 +159,10 @@ impl Bench {
     /// behind a gateway of its own; returns that gateway's MCP URL.
     async fn replica(&self) -> String {
         let mut config = self.tools.clone();
-        config.seed_demo = false;
         config.auth_service_url = self.sandbox.auth_grpc_url.clone();
-        let service = chataigne_tools::ToolService::build(&config)
-            .await
-            .expect("replica builds");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let tools_url = format!("http://{}", listener.local_addr().expect("addr"));
-        let stop = CancellationToken::new();
-        let signal = stop.clone();
-        tokio::spawn(async move {
-            service
-                .serve(
-                    chataigne_tools::Listeners {
-                        grpc: listener,
-                        metrics: None,
-                    },
-                    async move { signal.cancelled().await },
-                )
-                .await
-                .expect("replica serves");
-        });
-        self.keep(stop);
+        let replica = ExtraToolService::start(config).await;
+        self.keep(replica.stop);
+        let tools_url = replica.url;
         let (url, stop) = extra_gateway(&self.sandbox.stack, |config| {
             config.tool_service_url = tools_url;
         })

@@ -19,8 +19,8 @@ use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
 use chataigne_tests::demo::{LOC_PARIS, ORG_BISTRO, USER_MANAGER};
 use chataigne_tests::forwarder::{Forwarder, Mode};
 use chataigne_tests::stores::{
-    Database, call_at, error_code, extra_gateway, first_conversation, prefix, redis_authority,
-    replayed, sandbox_behind_proxy, sandbox_on_redis, staff_messages,
+    Database, ExtraToolService, call_at, error_code, extra_gateway, first_conversation, prefix,
+    redis_authority, replayed, sandbox_behind_proxy, sandbox_on_redis, staff_messages,
 };
 use chataigne_tests::{Backend, Sandbox, typed_rpc};
 use secrecy::SecretString;
@@ -926,35 +926,14 @@ async fn a_hung_auth_service_fails_typed_callers_at_once_then_recovers() {
     // through a forwarder the test controls.
     let auth = Forwarder::start(sandbox.auth_grpc_url.trim_start_matches("http://")).await;
     let mut config = tools.expect("configuration captured");
-    config.seed_demo = false;
     config.auth_service_url = format!("http://{}", auth.authority());
-    let service = chataigne_tools::ToolService::build(&config)
-        .await
-        .expect("second tool-service builds");
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let metrics = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let tools_url = format!("http://{}", grpc.local_addr().expect("addr"));
-    let metrics_url = format!("http://{}/metrics", metrics.local_addr().expect("addr"));
-    let stop = tokio_util::sync::CancellationToken::new();
-    let stopped = stop.clone();
-    let served = tokio::spawn(async move {
-        let listeners = chataigne_tools::Listeners {
-            grpc,
-            metrics: Some(metrics),
-        };
-        service
-            .serve(listeners, async move { stopped.cancelled().await })
-            .await
-    });
-    let list = || list_orders_typed(&tools_url, &token);
+    let second = ExtraToolService::start(config).await;
+    let (tools_url, metrics_url) = (&second.url, &second.metrics_url);
+    let list = || list_orders_typed(tools_url, &token);
     list().await.expect("served while the auth-service answers");
     let gauge =
         |up: u8| format!("chataigne_tools_dependency_up{{dependency=\"auth_service\"}} {up}");
-    assert!(scrape(&metrics_url).await.contains(&gauge(1)));
+    assert!(scrape(metrics_url).await.contains(&gauge(1)));
 
     auth.set(Mode::Stall);
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -978,7 +957,7 @@ async fn a_hung_auth_service_fails_typed_callers_at_once_then_recovers() {
         );
     }
     assert!(median(took.clone()) < FAST, "a hung auth-service: {took:?}");
-    assert!(scrape(&metrics_url).await.contains(&gauge(0)));
+    assert!(scrape(metrics_url).await.contains(&gauge(0)));
 
     auth.set(Mode::Forward);
     let back = Instant::now();
@@ -992,12 +971,8 @@ async fn a_hung_auth_service_fails_typed_callers_at_once_then_recovers() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(scrape(&metrics_url).await.contains(&gauge(1)));
-    stop.cancel();
-    served
-        .await
-        .expect("joined")
-        .expect("the second tool-service stops cleanly");
+    assert!(scrape(metrics_url).await.contains(&gauge(1)));
+    second.stop.cancel();
     sandbox.shutdown().await;
 }
 

@@ -86,18 +86,19 @@ pub async fn serving(mut client: HealthClient<Balanced>) -> bool {
 }
 
 /// Probes with `probe` every [`PROBE_EVERY`] until `stop` turns true,
-/// updating `breaker`, logging each change and handing the new state to
-/// `on_change` (a gauge).
+/// updating `breaker` and logging each change. `on_state` (a gauge) is
+/// handed whether the dependency is up now, then at each change.
 pub fn spawn_probe<P, F, C>(
     breaker: Arc<Breaker>,
     mut probe: P,
     mut stop: tokio::sync::watch::Receiver<bool>,
-    mut on_change: C,
+    mut on_state: C,
 ) where
     P: FnMut() -> F + Send + 'static,
     F: Future<Output = bool> + Send + 'static,
     C: FnMut(bool) + Send + 'static,
 {
+    on_state(!breaker.is_open());
     let stopped = async move {
         let _ = stop.wait_for(|stop| *stop).await;
     };
@@ -113,7 +114,7 @@ pub fn spawn_probe<P, F, C>(
         move |ok| {
             if let Some(up) = breaker.record(ok) {
                 let dependency = breaker.label();
-                on_change(up);
+                on_state(up);
                 if up {
                     tracing::info!(dependency, "dependency answers again: breaker closed");
                 } else {
@@ -173,7 +174,11 @@ mod tests {
         up.store(true, Ordering::SeqCst);
         tokio::time::sleep(PROBE_EVERY * 2).await;
         assert!(!breaker.is_open());
-        assert_eq!(*changes.lock().unwrap(), [false, true], "each change, once");
+        assert_eq!(
+            *changes.lock().unwrap(),
+            [true, false, true],
+            "the state at start, then each change once"
+        );
         stop.send_replace(true);
         tokio::time::sleep(PROBE_EVERY).await;
         up.store(false, Ordering::SeqCst);

@@ -296,30 +296,44 @@ fn median(mut took: Vec<Duration>) -> Duration {
     took[took.len() / 2]
 }
 
-/// Calls `call` until it answers as `down` says within [`FAST`] (the
-/// dependency is known down; 20 s bound), then 5 more times, each answering
-/// so; their latencies.
-async fn known_down<F, Fut>(mut call: F, down: impl Fn(&Value) -> bool) -> Vec<Duration>
+/// Calls `call` until it answers 200 with a body `down` accepts within
+/// [`FAST`] (the dependency is known down; 20 s bound), then 5 more times,
+/// each answering so; their latencies.
+async fn known_down<F, Fut>(call: F, down: impl Fn(&Value) -> bool) -> Vec<Duration>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = (u16, Value)>,
 {
+    known_down_when(call, |(status, body): &(u16, Value)| {
+        *status == 200 && down(body)
+    })
+    .await
+}
+
+/// [`known_down`] for any kind of answer: `down` says which answers are
+/// the refusal of a dependency known down.
+async fn known_down_when<F, Fut, T>(mut call: F, down: impl Fn(&T) -> bool) -> Vec<Duration>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+    T: std::fmt::Debug,
+{
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let started = Instant::now();
-        let (status, body) = call().await;
-        if status == 200 && down(&body) && started.elapsed() < FAST {
+        let answer = call().await;
+        if down(&answer) && started.elapsed() < FAST {
             break;
         }
-        assert!(Instant::now() < deadline, "never failed fast: {body}");
+        assert!(Instant::now() < deadline, "never failed fast: {answer:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let mut took = Vec::new();
     for _ in 0..5 {
         let started = Instant::now();
-        let (status, body) = call().await;
+        let answer = call().await;
         took.push(started.elapsed());
-        assert!(status == 200 && down(&body), "{status} {body}");
+        assert!(down(&answer), "{answer:?}");
     }
     took
 }
@@ -936,41 +950,14 @@ async fn a_hung_auth_service_fails_typed_callers_at_once_then_recovers() {
     assert!(scrape(metrics_url).await.contains(&gauge(1)));
 
     auth.set(Mode::Stall);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let started = Instant::now();
-        let answer = list().await;
-        if answer.as_ref().is_err_and(dependency_unavailable) && started.elapsed() < FAST {
-            break;
-        }
-        assert!(Instant::now() < deadline, "never failed fast: {answer:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let mut took = Vec::new();
-    for _ in 0..5 {
-        let started = Instant::now();
-        let answer = list().await;
-        took.push(started.elapsed());
-        assert!(
-            answer.as_ref().is_err_and(dependency_unavailable),
-            "{answer:?}"
-        );
-    }
+    let down =
+        |answer: &Result<(), tonic::Status>| answer.as_ref().is_err_and(dependency_unavailable);
+    let took = known_down_when(list, down).await;
     assert!(median(took.clone()) < FAST, "a hung auth-service: {took:?}");
     assert!(scrape(metrics_url).await.contains(&gauge(0)));
 
     auth.set(Mode::Forward);
-    let back = Instant::now();
-    loop {
-        if list().await.is_ok() {
-            break;
-        }
-        assert!(
-            back.elapsed() < RECOVERY,
-            "not served again within {RECOVERY:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(RECOVERY, "served again", || async { list().await.is_ok() }).await;
     assert!(scrape(metrics_url).await.contains(&gauge(1)));
     second.stop.cancel();
     sandbox.shutdown().await;

@@ -318,19 +318,19 @@ impl AuthServiceAccess {
     }
 
     /// Probes the auth-service's health in the background until `stop` turns
-    /// true (or its sender is dropped), handing each change of its breaker
-    /// to `on_change`.
+    /// true (or its sender is dropped), handing `on_state` whether it is up
+    /// now, then at each change of its breaker.
     pub fn watch(
         &self,
         stop: tokio::sync::watch::Receiver<bool>,
-        on_change: impl FnMut(bool) + Send + 'static,
+        on_state: impl FnMut(bool) + Send + 'static,
     ) {
         let health = self.health.clone();
         breaker::spawn_probe(
             self.breaker.clone(),
             move || breaker::serving(health.clone()),
             stop,
-            on_change,
+            on_state,
         );
     }
 

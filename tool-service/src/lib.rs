@@ -100,7 +100,6 @@ impl<B: Backend> Served for Tools<SqlStore<B>, AuthServiceAccess> {
         // probe stops when shutdown resolves or serving ends.
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let gauge = metrics.clone();
-        gauge.dependency_state(domain::Dependency::AuthService, true);
         tools.access.watch(stopped, move |up| {
             gauge.dependency_state(domain::Dependency::AuthService, up);
         });

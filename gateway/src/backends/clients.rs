@@ -79,14 +79,12 @@ impl Backends {
             move || breaker::serving(client.clone())
         };
         breaker::spawn_probe(
-            Dependency::AuthService,
             self.auth_breaker.clone(),
             metrics.clone(),
             health(&self.auth_health),
             stop.clone(),
         );
         breaker::spawn_probe(
-            Dependency::ToolService,
             self.tools_breaker.clone(),
             metrics.clone(),
             health(&self.tools_health),
@@ -95,7 +93,6 @@ impl Backends {
         if let Some(redis) = &self.redis {
             let probed = redis.clone();
             breaker::spawn_probe(
-                Dependency::Redis,
                 redis.breaker().clone(),
                 metrics.clone(),
                 move || {

@@ -7,13 +7,12 @@ use std::sync::Arc;
 
 pub use chataigne_common::breaker::{Breaker, serving};
 
-use crate::ops::counters::{Dependency, Metrics};
+use crate::ops::counters::Metrics;
 
-/// Probes `dependency` with `probe` until `stop` turns true (see
-/// [`chataigne_common::breaker::spawn_probe`]), its gauge following the
-/// breaker.
+/// Probes with `probe` until `stop` turns true (see
+/// [`chataigne_common::breaker::spawn_probe`]), the gauge of the breaker's
+/// dependency following it.
 pub fn spawn_probe<P, F>(
-    dependency: Dependency,
     breaker: Arc<Breaker>,
     metrics: Arc<Metrics>,
     probe: P,
@@ -22,15 +21,16 @@ pub fn spawn_probe<P, F>(
     P: FnMut() -> F + Send + 'static,
     F: Future<Output = bool> + Send + 'static,
 {
-    metrics.dependency_state(dependency, !breaker.is_open());
-    chataigne_common::breaker::spawn_probe(breaker, probe, stop, move |up| {
-        metrics.dependency_state(dependency, up);
+    let gauge = breaker.clone();
+    chataigne_common::breaker::spawn_probe(breaker, probe, stop, move |_| {
+        metrics.dependency_state(&gauge);
     });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::counters::Dependency;
     use chataigne_common::breaker::{OPEN_AFTER, PROBE_EVERY};
     use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -42,7 +42,6 @@ mod tests {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let probed = up.clone();
         spawn_probe(
-            Dependency::Redis,
             breaker.clone(),
             metrics.clone(),
             move || {

@@ -248,11 +248,12 @@ impl Metrics {
         self.connections_closed.with_label_values(&[reason]).inc();
     }
 
-    /// Whether `dependency` answered its latest probe (its breaker closed).
-    pub fn dependency_state(&self, dependency: Dependency, up: bool) {
+    /// Whether the dependency of `breaker` answered its latest probe (the
+    /// breaker closed), under the breaker's label.
+    pub fn dependency_state(&self, breaker: &chataigne_common::breaker::Breaker) {
         self.dependency_up
-            .with_label_values(&[dependency.label()])
-            .set(i64::from(up));
+            .with_label_values(&[breaker.label()])
+            .set(i64::from(!breaker.is_open()));
     }
 
     pub fn dependency_error(&self, dependency: Dependency) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The production runbook (README, "Production runbook"), step by step: from
+# The production runbook (docs/runbook.md), step by step: from
 # empty PostgreSQL databases and a Redis to a first tool call, with the three
 # service binaries. tests/tests/operations/runbook.rs runs it and checks that the
-# README's steps are these.
+# documented steps are these.
 #
 # Inputs (environment):
 #   AUTH_DATABASE_URL, TOOLS_DATABASE_URL   PostgreSQL databases (they must exist)

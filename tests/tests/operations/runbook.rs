@@ -1,7 +1,7 @@
 //! The production runbook as an operator runs it: `scripts/runbook.sh` with
 //! the three service binaries on fresh PostgreSQL databases and the test
-//! Redis, from migrations to the smoke tests' tool calls; the README's
-//! "Production runbook" shows exactly the script's steps. And the
+//! Redis, from migrations to the smoke tests' tool calls; docs/runbook.md
+//! shows exactly the script's steps. And the
 //! administration commands' `--data-dir` against a running embedded stack.
 
 use std::net::TcpListener;
@@ -62,15 +62,11 @@ fn text(output: &Output) -> (String, String) {
     )
 }
 
-/// The command lines of the README's "Production runbook" section: every
-/// line of its `sh` blocks, trimmed, without blanks.
-fn readme_runbook_lines() -> Vec<String> {
-    let readme = std::fs::read_to_string(workspace().join("README.md")).expect("README");
-    let section = readme
-        .split("\n## Production runbook\n")
-        .nth(1)
-        .expect("a \"Production runbook\" section");
-    let section = section.split("\n## ").next().unwrap_or(section);
+/// The command lines of the runbook (`docs/runbook.md`): every line of its
+/// `sh` blocks, trimmed, without blanks.
+fn documented_runbook_lines() -> Vec<String> {
+    let section =
+        std::fs::read_to_string(workspace().join("docs/runbook.md")).expect("docs/runbook.md");
     let mut lines = Vec::new();
     let mut in_block = false;
     for line in section.lines() {
@@ -85,22 +81,22 @@ fn readme_runbook_lines() -> Vec<String> {
 }
 
 #[test]
-fn the_readme_runbook_shows_the_scripts_steps() {
+fn the_documented_runbook_shows_the_scripts_steps() {
     let script =
         std::fs::read_to_string(workspace().join("scripts/runbook.sh")).expect("runbook script");
     let script_lines: Vec<&str> = script.lines().map(str::trim).collect();
-    let readme = readme_runbook_lines();
-    assert!(readme.len() > 10, "{readme:?}");
-    for line in &readme {
+    let documented = documented_runbook_lines();
+    assert!(documented.len() > 10, "{documented:?}");
+    for line in &documented {
         assert!(
             script_lines.contains(&line.as_str()),
-            "README line not in scripts/runbook.sh: {line}"
+            "docs/runbook.md line not in scripts/runbook.sh: {line}"
         );
     }
     for step in script_lines.iter().filter(|l| l.starts_with("# step ")) {
         assert!(
-            readme.iter().any(|l| l == step),
-            "script step missing from the README: {step}"
+            documented.iter().any(|l| l == step),
+            "script step missing from docs/runbook.md: {step}"
         );
     }
 }

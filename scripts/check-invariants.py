@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Checks three invariants of ARCHITECTURE.md that code review alone lets rot.
+"""Checks invariants of ARCHITECTURE.md that code review alone lets rot.
 
 1. Every Rust file opens with a `//!` module doc comment.
 2. The tool-service's domain and storage code, and the auth-service's storage
    code, never name tonic, axum or hyper: transport stays in the adapters.
-3. No crate depends upward: proto <- common <- services <- launcher <- tests,
+3. The tool-service's domain never names sqlx: the store maps its errors.
+4. No crate depends upward: proto <- common <- services <- launcher <- tests,
    bench; the three services never depend on one another.
+5. The README stays a newcomer's page (at most 12 KB); reference material
+   lives in docs/.
 
 Run by scripts/test.sh before the test suite; exits 1 listing each violation.
 """
@@ -23,6 +26,9 @@ TRANSPORT_FREE = [
     "auth-service/src/store",
 ]
 TRANSPORT = re.compile(r"\b(tonic|axum|hyper)\b")
+SQL_FREE = ["tool-service/src/domain"]
+SQL = re.compile(r"\bsqlx\b")
+README_LIMIT = 12 * 1024
 LAYERS = {
     "chataigne-proto": 0,
     "chataigne-common": 1,
@@ -61,6 +67,23 @@ def transport_free(files):
                 yield f"{rel}:{number}: transport crate named in domain/storage code: {line.strip()}"
 
 
+def sql_free(files):
+    for path in files:
+        rel = path.relative_to(ROOT).as_posix()
+        if not any(rel.startswith(prefix + "/") for prefix in SQL_FREE):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("//", 1)[0]
+            if SQL.search(code):
+                yield f"{rel}:{number}: SQL driver named in domain code: {line.strip()}"
+
+
+def readme_size():
+    size = len((ROOT / "README.md").read_bytes())
+    if size > README_LIMIT:
+        yield f"README.md: {size} bytes, over {README_LIMIT}: move reference material to docs/"
+
+
 def layering():
     metadata = json.loads(subprocess.run(
         ["cargo", "metadata", "--no-deps", "--format-version", "1", "--offline"],
@@ -79,7 +102,13 @@ def layering():
 
 def main():
     files = tracked_rust_files()
-    problems = [*module_docs(files), *transport_free(files), *layering()]
+    problems = [
+        *module_docs(files),
+        *transport_free(files),
+        *sql_free(files),
+        *layering(),
+        *readme_size(),
+    ]
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

@@ -24,6 +24,7 @@ pub mod records;
 mod search_columns;
 pub mod seed;
 mod sql;
+mod sql_error;
 mod sql_store;
 pub mod sqlite;
 mod venue;

@@ -7,7 +7,10 @@
 3. The tool-service's domain never names sqlx: the store maps its errors.
 4. No crate depends upward: proto <- common <- services <- launcher <- tests,
    bench; the three services never depend on one another.
-5. The README stays a newcomer's page (at most 12 KB); reference material
+5. Every declared dependency is named in the code that may use it (normal
+   ones in `src/` or `build.rs`, dev ones also in `tests/`, build ones in
+   `build.rs`): nothing is compiled that nothing uses.
+6. The README stays a newcomer's page (at most 12 KB); reference material
    lives in docs/.
 
 Run by scripts/test.sh before the test suite; exits 1 listing each violation.
@@ -29,6 +32,8 @@ TRANSPORT = re.compile(r"\b(tonic|axum|hyper)\b")
 SQL_FREE = ["tool-service/src/domain"]
 SQL = re.compile(r"\bsqlx\b")
 README_LIMIT = 12 * 1024
+# Dependencies named only by generated code (the crate's OUT_DIR).
+NAMED_BY_GENERATED_CODE = {("chataigne-proto", "prost"), ("chataigne-proto", "tonic-prost")}
 LAYERS = {
     "chataigne-proto": 0,
     "chataigne-common": 1,
@@ -78,17 +83,43 @@ def sql_free(files):
                 yield f"{rel}:{number}: SQL driver named in domain code: {line.strip()}"
 
 
+def unused_dependencies(metadata):
+    for package in metadata["packages"]:
+        root = pathlib.Path(package["manifest_path"]).parent
+        for dependency in package["dependencies"]:
+            if (package["name"], dependency["name"]) in NAMED_BY_GENERATED_CODE:
+                continue
+            kind = dependency.get("kind")
+            places = {
+                None: ["src", "build.rs"],
+                "dev": ["src", "build.rs", "tests", "benches", "examples"],
+                "build": ["build.rs"],
+            }[kind]
+            files = []
+            for place in places:
+                path = root / place
+                files += [path] if path.is_file() else sorted(path.rglob("*.rs")) if path.is_dir() else []
+            name = (dependency.get("rename") or dependency["name"]).replace("-", "_")
+            named = re.compile(r"\b" + re.escape(name) + r"\b")
+            if not any(named.search(f.read_text(encoding="utf-8")) for f in files):
+                yield (f"{package['name']}: {kind or 'normal'} dependency {dependency['name']} "
+                       "is never named in its code: remove it (or move it to where it is used)")
+
+
 def readme_size():
     size = len((ROOT / "README.md").read_bytes())
     if size > README_LIMIT:
         yield f"README.md: {size} bytes, over {README_LIMIT}: move reference material to docs/"
 
 
-def layering():
-    metadata = json.loads(subprocess.run(
+def workspace_metadata():
+    return json.loads(subprocess.run(
         ["cargo", "metadata", "--no-deps", "--format-version", "1", "--offline"],
         cwd=ROOT, check=True, capture_output=True, text=True,
     ).stdout)
+
+
+def layering(metadata):
     for package in metadata["packages"]:
         name = package["name"]
         if name not in LAYERS:
@@ -102,11 +133,13 @@ def layering():
 
 def main():
     files = tracked_rust_files()
+    metadata = workspace_metadata()
     problems = [
         *module_docs(files),
         *transport_free(files),
         *sql_free(files),
-        *layering(),
+        *layering(metadata),
+        *unused_dependencies(metadata),
         *readme_size(),
     ]
     for problem in problems:

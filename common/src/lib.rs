@@ -32,6 +32,7 @@ pub mod sql_error;
 pub mod startup;
 pub mod status_details;
 pub mod telemetry;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tls;
 pub mod trace_context;

@@ -10,7 +10,9 @@
 5. Every declared dependency is named in the code that may use it (normal
    ones in `src/` or `build.rs`, dev ones also in `tests/`, build ones in
    `build.rs`): nothing is compiled that nothing uses.
-6. The README stays a newcomer's page (at most 12 KB); reference material
+6. No function takes more than one boolean: a second one is a type (an enum
+   or an option) that says what it means at the call site.
+7. The README stays a newcomer's page (at most 12 KB); reference material
    lives in docs/.
 
 Run by scripts/test.sh before the test suite; exits 1 listing each violation.
@@ -106,6 +108,20 @@ def unused_dependencies(metadata):
                        "is never named in its code: remove it (or move it to where it is used)")
 
 
+FN_SIGNATURE = re.compile(r"\bfn\s+(\w+)\s*(?:<[^{;()]*?>)?\s*\(([^)]*)\)", re.S)
+BOOL_PARAMETER = re.compile(r":\s*bool\b")
+
+
+def boolean_parameters(files):
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for match in FN_SIGNATURE.finditer(text):
+            if len(BOOL_PARAMETER.findall(match.group(2))) > 1:
+                line = text.count("\n", 0, match.start()) + 1
+                yield (f"{path.relative_to(ROOT)}:{line}: fn {match.group(1)} takes more than one "
+                       "boolean: make the second a type that names its meaning")
+
+
 def readme_size():
     size = len((ROOT / "README.md").read_bytes())
     if size > README_LIMIT:
@@ -138,6 +154,7 @@ def main():
         *module_docs(files),
         *transport_free(files),
         *sql_free(files),
+        *boolean_parameters(files),
         *layering(metadata),
         *unused_dependencies(metadata),
         *readme_size(),

@@ -324,7 +324,7 @@ async fn users(app: &AuthApp, command: UsersCommand) -> anyhow::Result<()> {
             display_name,
             password_stdin,
         } => {
-            let password = new_password(password_stdin, false)?;
+            let password = new_password(password_stdin)?;
             let user_id = app
                 .add_user(NewUserRequest {
                     email,
@@ -358,7 +358,7 @@ async fn users(app: &AuthApp, command: UsersCommand) -> anyhow::Result<()> {
             user_id,
             password_stdin,
         } => {
-            let password = new_password(password_stdin, true)?.unwrap_or_default();
+            let password = required_password(password_stdin)?;
             app.set_user_password(&user_id, &password).await?;
         }
         UsersCommand::GrantAdmin { user_id } => app.set_platform_admin(&user_id, true).await?,
@@ -416,19 +416,22 @@ async fn consents(app: &AuthApp, command: ConsentsCommand) -> anyhow::Result<()>
 }
 
 /// The password of `users add` / `set-password`: the first line of stdin
-/// with `--password-stdin`, else `CHATAIGNE_NEW_PASSWORD`; `required` turns
-/// a missing one into an error.
-fn new_password(from_stdin: bool, required: bool) -> anyhow::Result<Option<String>> {
-    let password = if from_stdin {
+/// with `--password-stdin`, else `CHATAIGNE_NEW_PASSWORD`, if either is given.
+fn new_password(from_stdin: bool) -> anyhow::Result<Option<String>> {
+    Ok(if from_stdin {
         Some(read_line_from_stdin()?)
     } else {
         std::env::var("CHATAIGNE_NEW_PASSWORD").ok()
-    };
-    anyhow::ensure!(
-        password.is_some() || !required,
-        "no password: pass --password-stdin (one line on stdin) or set CHATAIGNE_NEW_PASSWORD"
-    );
-    Ok(password)
+    })
+}
+
+/// [`new_password`], where a missing one is an error.
+fn required_password(from_stdin: bool) -> anyhow::Result<String> {
+    new_password(from_stdin)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "no password: pass --password-stdin (one line on stdin) or set CHATAIGNE_NEW_PASSWORD"
+        )
+    })
 }
 
 /// The first line of stdin, without its line ending.

@@ -241,8 +241,7 @@ impl Core {
         let principal = live::evaluate(state.as_ref(), &claims, now)?;
         grants::decide(
             principal.has_scope(permission),
-            principal.platform_admin,
-            granted,
+            grants::Standing::of(principal.platform_admin, || granted),
             permission,
         )
         .map_err(refused)?;

@@ -86,20 +86,37 @@ impl TenantAccess {
     }
 }
 
-/// The decision once its three facts are known: scope first, then platform
-/// admin, then membership.
-pub fn decide(
-    scope_held: bool,
-    platform_admin: bool,
-    membership_grants: bool,
-    permission: &str,
-) -> Result<(), Refusal> {
-    if !scope_held {
-        Err(Refusal::ScopeRequired(permission.to_owned()))
-    } else if platform_admin || membership_grants {
-        Ok(())
-    } else {
-        Err(Refusal::Forbidden)
+/// Where the principal stands towards a target's owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// A live platform administrator: every tenant.
+    PlatformAdmin,
+    /// A current membership of the owner whose role grants the permission.
+    Member,
+    /// Neither.
+    Outsider,
+}
+
+impl Standing {
+    /// A platform administrator stands above any membership.
+    pub fn of(platform_admin: bool, member: impl FnOnce() -> bool) -> Standing {
+        if platform_admin {
+            Standing::PlatformAdmin
+        } else if member() {
+            Standing::Member
+        } else {
+            Standing::Outsider
+        }
+    }
+}
+
+/// The decision once its facts are known: scope first, then the principal's
+/// standing towards the owner.
+pub fn decide(scope_held: bool, standing: Standing, permission: &str) -> Result<(), Refusal> {
+    match (scope_held, standing) {
+        (false, _) => Err(Refusal::ScopeRequired(permission.to_owned())),
+        (true, Standing::PlatformAdmin | Standing::Member) => Ok(()),
+        (true, Standing::Outsider) => Err(Refusal::Forbidden),
     }
 }
 
@@ -161,18 +178,19 @@ impl Grants {
         organization_id: &str,
         location_id: Option<&str>,
     ) -> Result<(), Refusal> {
-        let granted = self.granting(permission).any(|m| {
-            covers(
-                &m.organization_id,
-                m.location_id.as_deref(),
-                organization_id,
-                location_id,
-            )
+        let standing = Standing::of(self.platform_admin, || {
+            self.granting(permission).any(|m| {
+                covers(
+                    &m.organization_id,
+                    m.location_id.as_deref(),
+                    organization_id,
+                    location_id,
+                )
+            })
         });
         decide(
             scopes.into_iter().any(|s| s == permission),
-            self.platform_admin,
-            granted,
+            standing,
             permission,
         )
     }

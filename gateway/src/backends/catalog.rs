@@ -587,14 +587,12 @@ mod tests {
         }
     }
 
-    fn listing(
-        writes_enabled: bool,
-        unknown: bool,
-    ) -> Result<pb::ListToolsResponse, tonic::Status> {
+    /// A listing whose write switch is `Some(enabled)`, or could not be read.
+    fn listing(writes_enabled: Option<bool>) -> Result<pb::ListToolsResponse, tonic::Status> {
         Ok(pb::ListToolsResponse {
             tools: vec![descriptor("good", r#"{"type":"object"}"#)],
-            writes_enabled,
-            writes_switch_unknown: unknown,
+            writes_enabled: writes_enabled.unwrap_or(false),
+            writes_switch_unknown: writes_enabled.is_none(),
         })
     }
 
@@ -605,10 +603,10 @@ mod tests {
     async fn failed_refreshes_keep_the_last_known_write_switch() {
         let script = Arc::new(Scripted::default());
         script.answers.lock().unwrap().extend([
-            listing(true, false),
-            listing(false, true),
+            listing(Some(true)),
+            listing(None),
             Err(tonic::Status::unavailable("down")),
-            listing(false, false),
+            listing(Some(false)),
         ]);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -35,17 +35,25 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
-/// The schema of `T` as deserialized (inputs) or as serialized (outputs:
-/// fields filled only when presented are part of it).
-fn generate<T: JsonSchema>(inline: bool, output: bool) -> Value {
+/// Which side of a tool a schema describes.
+#[derive(Clone, Copy)]
+enum Side {
+    /// Arguments, as deserialized, with every subschema inline (flat).
+    Input,
+    /// Results, as serialized (fields filled only when presented are part
+    /// of it), with shared definitions kept as references.
+    Output,
+}
+
+/// The schema of `T` for `side`.
+fn generate<T: JsonSchema>(side: Side) -> Value {
     let settings = SchemaSettings::draft2020_12();
-    let settings = if output {
-        settings.for_serialize()
-    } else {
-        settings
+    let settings = match side {
+        Side::Input => settings,
+        Side::Output => settings.for_serialize(),
     };
     let generator = settings
-        .with(|settings| settings.inline_subschemas = inline)
+        .with(|settings| settings.inline_subschemas = matches!(side, Side::Input))
         .into_generator();
     let mut schema = generator.into_root_schema_for::<T>().to_value();
     if let Some(object) = schema.as_object_mut() {
@@ -61,7 +69,7 @@ fn generate<T: JsonSchema>(inline: bool, output: bool) -> Value {
 /// `null` in types or enums, which the function-declaration subsets of
 /// model hosts refuse) and only standard formats.
 pub fn schema_of<T: JsonSchema>() -> Value {
-    let mut schema = generate::<T>(true, false);
+    let mut schema = generate::<T>(Side::Input);
     walk(&mut schema, &mut |node| {
         standard_formats(node);
         without_null(node);
@@ -200,7 +208,7 @@ fn without_null(node: &mut Map<String, Value>) {
 /// than once (money, statuses, …) are shared definitions under `$defs`
 /// instead of repeated inline; the others are inlined.
 pub fn output_schema_of<T: JsonSchema>() -> Value {
-    let mut data = generate::<T>(false, true);
+    let mut data = generate::<T>(Side::Output);
     let mut defs = match data.as_object_mut().and_then(|o| o.remove("$defs")) {
         Some(Value::Object(defs)) => defs,
         _ => Map::new(),

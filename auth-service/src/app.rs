@@ -93,7 +93,17 @@ impl AuthApp {
             config.access_token_ttl_secs,
             config.session_ttl_secs,
         );
-        let http = Arc::new(http::HttpState::new(oauth));
+        // Device cookies are signed under a key derived from the
+        // key-encryption key: the same on every replica.
+        let keks = config
+            .keys
+            .encryption_key
+            .as_ref()
+            .map(crate::key_encryption::parse_keks)
+            .transpose()?
+            .unwrap_or_default();
+        let device_secrets: Vec<&[u8]> = keks.iter().map(|kek| kek.as_slice()).collect();
+        let http = Arc::new(http::HttpState::new(oauth, &device_secrets)?);
         let metrics = Arc::new(AuthMetrics::new()?);
         Ok(AuthApp {
             inner: Arc::new(Inner {

@@ -197,8 +197,20 @@ pub struct RateLimitConfig {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Sign-in form posts per client address.
     pub sign_in_per_address: Limit,
-    /// Failed sign-ins per account (normalised email).
-    pub sign_in_failures_per_account: Limit,
+    /// Failed sign-ins per client address and account (normalised e-mail):
+    /// past it, that address's attempts on that account wait.
+    pub sign_in_failures_per_address_and_account: Limit,
+    /// Sign-in attempts per account (normalised e-mail), from every address,
+    /// by browsers that have not signed in to it before (no device cookie),
+    /// counted before the password is checked. This bounds password guessing
+    /// whatever the attacker does: at most twice `max` in any `per_secs`
+    /// (the default: at most 20 an hour). A browser that has signed in to
+    /// the account before is not counted here, so the real user is never
+    /// kept out by it; another browser is told how long to wait.
+    #[serde(alias = "sign_in_failures_per_account")]
+    pub sign_in_attempts_per_account: Limit,
+    /// Failed sign-ins per recognised device (device cookie) and account.
+    pub sign_in_failures_per_device: Limit,
     /// `/token`, `/revoke` and `/register` requests per client address.
     pub token_per_address: Limit,
     /// Refused `/token` and `/revoke` requests per client address and the
@@ -288,7 +300,9 @@ impl Default for RateLimitConfig {
             enabled: true,
             trusted_proxies: Vec::new(),
             sign_in_per_address: Limit::new(30, 300),
-            sign_in_failures_per_account: Limit::new(10, 900),
+            sign_in_failures_per_address_and_account: Limit::new(5, 900),
+            sign_in_attempts_per_account: Limit::new(10, 3600),
+            sign_in_failures_per_device: Limit::new(10, 3600),
             token_per_address: Limit::new(300, 60),
             token_failures_per_address_and_client: Limit::new(30, 300),
             register_per_address: Limit::new(20, 3600),
@@ -300,8 +314,12 @@ impl Default for RateLimitConfig {
 impl RateLimitConfig {
     fn validate(&self) -> anyhow::Result<()> {
         self.sign_in_per_address.validate("sign_in_per_address")?;
-        self.sign_in_failures_per_account
-            .validate("sign_in_failures_per_account")?;
+        self.sign_in_failures_per_address_and_account
+            .validate("sign_in_failures_per_address_and_account")?;
+        self.sign_in_attempts_per_account
+            .validate("sign_in_attempts_per_account")?;
+        self.sign_in_failures_per_device
+            .validate("sign_in_failures_per_device")?;
         self.token_per_address.validate("token_per_address")?;
         self.token_failures_per_address_and_client
             .validate("token_failures_per_address_and_client")?;

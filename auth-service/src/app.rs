@@ -146,10 +146,16 @@ impl AuthApp {
             },
             shutdown.clone(),
         );
+        let hsts = chataigne_common::hardening::hsts(
+            config.http_tls.is_some(),
+            &config.resolved_issuer(),
+            config.http.hsts_include_subdomains,
+        );
         let router = http::stack::public(
             http::router(self.inner.http.clone()),
             &config.http,
             metrics.clone(),
+            hsts,
         );
         let connections = config.http.connections.clone();
         let proxies: Vec<ipnet::IpNet> = config

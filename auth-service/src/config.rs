@@ -586,6 +586,9 @@ pub struct HttpServerConfig {
     pub max_body_bytes: usize,
     /// Requests handled at once; past it 503 with `Retry-After` at once.
     pub max_concurrent_requests: usize,
+    /// Whether `Strict-Transport-Security` (sent for a year when the
+    /// listener serves TLS or the issuer is https) covers subdomains too.
+    pub hsts_include_subdomains: bool,
 }
 
 impl Default for HttpServerConfig {
@@ -595,6 +598,7 @@ impl Default for HttpServerConfig {
             request_timeout_ms: 30_000,
             max_body_bytes: 64 * 1024,
             max_concurrent_requests: 256,
+            hsts_include_subdomains: false,
         }
     }
 }

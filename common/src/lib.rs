@@ -21,6 +21,7 @@ pub mod grants;
 pub mod grpc_health;
 pub mod grpc_reflection;
 pub mod grpc_server;
+pub mod hardening;
 pub mod http_server;
 pub mod jws;
 pub mod metrics;

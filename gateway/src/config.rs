@@ -58,6 +58,9 @@ pub struct Config {
     /// TLS on the public listener (e.g. port 443 in a pod); `None`: plain
     /// HTTP behind a TLS-terminating proxy or ingress.
     pub tls: Option<TlsConfig>,
+    /// Whether `Strict-Transport-Security` (sent for a year when the public
+    /// listener serves TLS or a public URL is https) covers subdomains too.
+    pub hsts_include_subdomains: bool,
     /// TLS towards both backends (auth-service and tool-service): the CA
     /// bundle that verifies them, optionally a client certificate and key
     /// (mTLS), a server name override; re-read when the files change.
@@ -226,6 +229,7 @@ impl Default for Config {
             redis: RedisConfig::default(),
             rate_limits: RateLimits::default(),
             tls: None,
+            hsts_include_subdomains: false,
             backend_tls: None,
         }
     }
@@ -315,6 +319,21 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// The `Strict-Transport-Security` of the public listener, when it
+    /// applies: TLS served here, or the public URL (or an endpoint's) https.
+    pub fn hsts(&self) -> Option<http::HeaderValue> {
+        let https = self
+            .public_url
+            .iter()
+            .chain(self.endpoints.iter().filter_map(|e| e.public_url.as_ref()))
+            .any(|url| chataigne_common::hardening::is_https(url));
+        chataigne_common::hardening::hsts(
+            self.tls.is_some() || https,
+            "",
+            self.hsts_include_subdomains,
+        )
     }
 
     /// The TLS files the gateway reads at start (`backend_tls`): readable

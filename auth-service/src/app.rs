@@ -64,6 +64,9 @@ impl AuthApp {
                 .await
                 .map_err(|e| anyhow::anyhow!("seeding the demo passwords: {e}"))?;
         }
+        if config.allow_insecure_development {
+            chataigne_common::production::warn_insecure_development("auth-service");
+        }
         let key_protection = KeyProtection::from_secret(config.keys.encryption_key.as_ref())?;
         let keys = keys::load_or_generate(&*store, &key_protection).await?;
         let issuer = config.resolved_issuer();

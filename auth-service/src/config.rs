@@ -9,6 +9,7 @@ use chataigne_common::database::Backend;
 pub use chataigne_common::database::DatabaseConfig;
 pub use chataigne_common::grpc_server::GrpcServerLimits;
 pub use chataigne_common::http_server::ConnectionLimits;
+use chataigne_common::production;
 use chataigne_common::secrets::serialize_optional_secret;
 use chataigne_common::startup::StartupConfig;
 use schemars::JsonSchema;
@@ -42,6 +43,11 @@ pub struct Config {
     /// launcher and the tests; never in production, where `users add`,
     /// `memberships grant` and `clients add` create accounts instead.
     pub seed_demo: bool,
+    /// Accept, with PostgreSQL, the settings made for demos and tests:
+    /// `seed_demo`, `oauth.client_metadata_allow_http_loopback` and a plain
+    /// http issuer outside loopback (refused otherwise). Every start logs a
+    /// warning while it is set. Never in production.
+    pub allow_insecure_development: bool,
     /// How often signing keys are re-read from the database (rotation by
     /// another replica or the admin command).
     pub key_reload_secs: u64,
@@ -276,6 +282,14 @@ impl LimitStoreConfig {
             "oauth.rate_limits.redis.key_secret ({}) is required with oauth.rate_limits.redis.url: at least 32 bytes, the same on every replica",
             env_var("oauth.rate_limits.redis.key_secret")
         );
+        if let Some(secret) = &self.key_secret {
+            production::check_secret(
+                "oauth.rate_limits.redis.key_secret",
+                "",
+                secret.expose_secret().as_bytes(),
+                32,
+            )?;
+        }
         anyhow::ensure!(
             !self.key_prefix.is_empty()
                 && self.key_prefix.len() <= 64
@@ -474,6 +488,7 @@ impl Default for Config {
             assertion_ttl_secs: 120,
             session_ttl_secs: 30 * 24 * 3600,
             seed_demo: false,
+            allow_insecure_development: false,
             key_reload_secs: 60,
             oauth: OAuthConfig::default(),
             keys: KeysConfig::default(),
@@ -549,7 +564,29 @@ impl Config {
                 tls.check_fields(section)?;
             }
         }
-        self.oauth.validate(&self.resolved_issuer())
+        self.oauth.validate(&self.resolved_issuer())?;
+        if database.backend() == Backend::Postgres && !self.allow_insecure_development {
+            self.refuse_development_settings()?;
+        }
+        Ok(())
+    }
+
+    /// What a PostgreSQL deployment refuses unless
+    /// `allow_insecure_development` is set.
+    fn refuse_development_settings(&self) -> anyhow::Result<()> {
+        if self.seed_demo {
+            production::refuse_development_switch(
+                "seed_demo",
+                "loads demo accounts with the published demo password",
+            )?;
+        }
+        if self.oauth.client_metadata_allow_http_loopback {
+            production::refuse_development_switch(
+                "oauth.client_metadata_allow_http_loopback",
+                "accepts http:// client metadata documents and fetches them from loopback (tests only)",
+            )?;
+        }
+        production::require_https_outside_loopback("issuer", &self.resolved_issuer())
     }
 
     /// What serving checks before it starts: [`Config::validate`] and the
@@ -708,7 +745,8 @@ mod tests {
             (
                 Box::new(|c| {
                     c.oauth.rate_limits.redis.url = Some(SecretString::from("memcached://x"));
-                    c.oauth.rate_limits.redis.key_secret = Some(SecretString::from("k".repeat(32)));
+                    c.oauth.rate_limits.redis.key_secret =
+                        Some(SecretString::from("q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF"));
                 }),
                 "oauth.rate_limits.redis.url",
             ),
@@ -766,6 +804,73 @@ mod tests {
         assert!(!oauth.resource_allowed("https://mcp.example/mcp/v2"));
         assert!(oauth.resource_allowed("https://x.example/mcp/v2"));
         assert!(!oauth.resource_allowed("https://x.example/other"));
+    }
+
+    type Adjust = Box<dyn Fn(&mut Config)>;
+
+    #[test]
+    fn postgres_refuses_demo_settings_unless_insecure_development_is_allowed() {
+        let production = || {
+            let mut config = Config::default();
+            config.database.url = SecretString::from("postgres://u@db/auth");
+            config.keys.encryption_key = crate::key_encryption::generate_kek().ok();
+            config.issuer = "https://auth.example".into();
+            config
+        };
+        assert!(production().validate().is_ok());
+        let loopback = Config {
+            issuer: "http://127.0.0.1:8081".into(),
+            ..production()
+        };
+        assert!(loopback.validate().is_ok(), "http on loopback");
+        let cases: [(Adjust, &str); 4] = [
+            (Box::new(|c| c.seed_demo = true), "CHATAIGNE_SEED_DEMO"),
+            (
+                Box::new(|c| c.oauth.client_metadata_allow_http_loopback = true),
+                "CHATAIGNE_OAUTH__CLIENT_METADATA_ALLOW_HTTP_LOOPBACK",
+            ),
+            (
+                Box::new(|c| c.issuer = "http://auth.example".into()),
+                "CHATAIGNE_ISSUER",
+            ),
+            (
+                Box::new(|c| {
+                    c.issuer = String::new();
+                    c.http_listen = "0.0.0.0:8081".into();
+                }),
+                "CHATAIGNE_ISSUER",
+            ),
+        ];
+        for (adjust, variable) in cases {
+            let mut config = production();
+            adjust(&mut config);
+            let error = config.validate().unwrap_err().to_string();
+            assert!(
+                error.contains(variable) && error.contains("CHATAIGNE_ALLOW_INSECURE_DEVELOPMENT"),
+                "{error}"
+            );
+            config.allow_insecure_development = true;
+            assert!(config.validate().is_ok(), "{variable}: allowed explicitly");
+            // SQLite (embedded mode) keeps them.
+            config.allow_insecure_development = false;
+            config.database.url = SecretString::from("sqlite::memory:");
+            assert!(config.validate().is_ok(), "{variable} on SQLite");
+        }
+    }
+
+    #[test]
+    fn a_guessable_shared_limit_secret_is_refused_naming_its_variable() {
+        for weak in ["k".repeat(32), "abcdefghijklmnopqrstuvwxyz012345".into()] {
+            let mut config = Config::default();
+            config.oauth.rate_limits.redis.url = Some(SecretString::from("redis://127.0.0.1:6379"));
+            config.oauth.rate_limits.redis.key_secret = Some(SecretString::from(weak.clone()));
+            let error = config.validate().unwrap_err().to_string();
+            assert!(
+                error.contains("CHATAIGNE_OAUTH__RATE_LIMITS__REDIS__KEY_SECRET")
+                    && !error.contains(&weak),
+                "{error}"
+            );
+        }
     }
 
     #[test]
@@ -833,13 +938,13 @@ mod tests {
             ),
             (
                 "CHATAIGNE_OAUTH__RATE_LIMITS__REDIS__KEY_SECRET".to_owned(),
-                "s".repeat(40),
+                "q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF".to_owned(),
             ),
         ];
         let config: Config =
             chataigne_common::config::load_from_env(&Config::default(), None, env).unwrap();
         assert!(config.validate().is_ok());
-        assert!(!format!("{config:?}").contains(&"s".repeat(40)));
+        assert!(!format!("{config:?}").contains("q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF"));
         // The budget's former name is still read.
         let old: RateLimitConfig =
             serde_json::from_str(r#"{"token_failures_per_client": {"max": 7, "per_secs": 60}}"#)

@@ -26,6 +26,7 @@ pub mod http_server;
 pub mod jws;
 pub mod metrics;
 pub mod probe;
+pub mod production;
 pub mod scopes;
 pub mod secrets;
 pub mod shutdown;

@@ -61,6 +61,10 @@ pub struct Config {
     /// Whether `Strict-Transport-Security` (sent for a year when the public
     /// listener serves TLS or a public URL is https) covers subdomains too.
     pub hsts_include_subdomains: bool,
+    /// Accept plain http public URLs (`public_url`, an endpoint's,
+    /// `authorization_server`) outside loopback (refused otherwise). Every
+    /// start logs a warning while it is set. Never in production.
+    pub allow_insecure_development: bool,
     /// TLS towards both backends (auth-service and tool-service): the CA
     /// bundle that verifies them, optionally a client certificate and key
     /// (mTLS), a server name override; re-read when the files change.
@@ -230,6 +234,7 @@ impl Default for Config {
             rate_limits: RateLimits::default(),
             tls: None,
             hsts_include_subdomains: false,
+            allow_insecure_development: false,
             backend_tls: None,
         }
     }
@@ -295,6 +300,21 @@ impl Config {
             check_origin("allowed_origins", origin)?;
         }
         self.validate_endpoints()?;
+        if !self.allow_insecure_development {
+            let public = [
+                ("public_url", self.public_url.as_ref()),
+                ("authorization_server", self.authorization_server.as_ref()),
+            ]
+            .into_iter()
+            .chain(
+                self.endpoints
+                    .iter()
+                    .map(|endpoint| ("endpoints.public_url", endpoint.public_url.as_ref())),
+            );
+            for (key, url) in public.filter_map(|(key, url)| url.map(|url| (key, url))) {
+                chataigne_common::production::require_https_outside_loopback(key, url)?;
+            }
+        }
         self.allowlist.validate()?;
         self.connections
             .validate("connections")
@@ -511,6 +531,49 @@ mod tests {
         for config in bad {
             assert!(config.validate().is_err(), "{config:?}");
         }
+    }
+
+    #[test]
+    fn plain_http_public_urls_outside_loopback_need_insecure_development() {
+        type Adjust = fn(&mut Config);
+        let cases: [(Adjust, &str); 3] = [
+            (
+                |c| c.public_url = Some("http://mcp.example".into()),
+                "CHATAIGNE_PUBLIC_URL",
+            ),
+            (
+                |c| c.authorization_server = Some("http://auth.example".into()),
+                "CHATAIGNE_AUTHORIZATION_SERVER",
+            ),
+            (
+                |c| c.endpoints[0].public_url = Some("http://gemini.mcp.example".into()),
+                "CHATAIGNE_ENDPOINTS__PUBLIC_URL",
+            ),
+        ];
+        for (adjust, variable) in cases {
+            let mut config = Config::default();
+            adjust(&mut config);
+            let error = config.validate().unwrap_err().to_string();
+            assert!(
+                error.contains(variable) && error.contains("CHATAIGNE_ALLOW_INSECURE_DEVELOPMENT"),
+                "{error}"
+            );
+            config.allow_insecure_development = true;
+            assert!(config.validate().is_ok(), "{variable}");
+        }
+        let loopback = Config {
+            public_url: Some("http://127.0.0.1:8080".into()),
+            authorization_server: Some("http://localhost:8081".into()),
+            ..Config::default()
+        };
+        assert!(loopback.validate().is_ok());
+        assert_eq!(loopback.hsts(), None);
+        let https = Config {
+            public_url: Some("https://mcp.example".into()),
+            ..Config::default()
+        };
+        assert!(https.validate().is_ok());
+        assert_eq!(https.hsts().unwrap(), "max-age=31536000");
     }
 
     #[test]

@@ -150,3 +150,62 @@ async fn a_plain_http_gateway_sends_no_hsts() {
     let answers = every_answer(&h).await;
     assert_every_answer_hardened(&answers, None);
 }
+
+/// Collects what a thread-local subscriber writes.
+#[derive(Clone, Default)]
+struct Capture(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Capture {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn plain_http_outside_loopback_starts_only_when_allowed_and_then_warns_at_every_start() {
+    let insecure = |config: &mut chataigne_gateway::Config| {
+        config.public_url = Some("http://mcp.example.test".to_owned());
+    };
+    // Refused without the switch.
+    let mut config = crate::support::test_config();
+    insecure(&mut config);
+    let public = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let internal = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let refused = chataigne_gateway::run(
+        config,
+        chataigne_gateway::Listeners { public, internal },
+        std::future::pending(),
+    )
+    .await;
+    let error = format!("{:#}", refused.expect_err("refused"));
+    assert!(error.contains("CHATAIGNE_PUBLIC_URL"), "{error}");
+    // With it, each start serves and logs the warning (this test's runtime
+    // runs the gateway on this thread, under this subscriber).
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    for start in 1..=2 {
+        let h = Harness::start_with(|config| {
+            insecure(config);
+            config.allow_insecure_development = true;
+        })
+        .await;
+        let served = h
+            .get_public("/.well-known/oauth-protected-resource/mcp/v1")
+            .await;
+        assert_eq!(served.status(), 200);
+        let logs = String::from_utf8_lossy(&capture.0.lock().unwrap()).into_owned();
+        assert_eq!(
+            logs.matches("allow_insecure_development is set").count(),
+            start,
+            "{logs}"
+        );
+    }
+}

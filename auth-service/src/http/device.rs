@@ -4,7 +4,8 @@
 //! guesses (`limits.rs`): an attacker who spends that budget slows guessing
 //! without keeping the real user out.
 //!
-//! Value: `v1.<id>.<account tag>.<expires (Unix seconds)>.<MAC>`, the id
+//! A browser holds one device cookie: that of the account it last signed
+//! in to. Value: `v1.<id>.<account tag>.<expires (Unix seconds)>.<MAC>`, the id
 //! random (its failures are counted, so a stolen cookie is bounded too), the
 //! tag and MAC HMAC-SHA256 under a key derived from the key-encryption key
 //! (`keys.encryption_key`; every listed key is accepted, the first signs),

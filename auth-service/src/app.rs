@@ -64,6 +64,9 @@ impl AuthApp {
                 .await
                 .map_err(|e| anyhow::anyhow!("seeding the demo passwords: {e}"))?;
         }
+        if config.allow_insecure_development {
+            chataigne_common::production::warn_insecure_development("auth-service");
+        }
         let key_protection = KeyProtection::from_secret(config.keys.encryption_key.as_ref())?;
         let keys = keys::load_or_generate(&*store, &key_protection).await?;
         let issuer = config.resolved_issuer();
@@ -93,7 +96,17 @@ impl AuthApp {
             config.access_token_ttl_secs,
             config.session_ttl_secs,
         );
-        let http = Arc::new(http::HttpState::new(oauth));
+        // Device cookies are signed under a key derived from the
+        // key-encryption key: the same on every replica.
+        let keks = config
+            .keys
+            .encryption_key
+            .as_ref()
+            .map(crate::key_encryption::parse_keks)
+            .transpose()?
+            .unwrap_or_default();
+        let device_secrets: Vec<&[u8]> = keks.iter().map(|kek| kek.as_slice()).collect();
+        let http = Arc::new(http::HttpState::new(oauth, &device_secrets)?);
         let metrics = Arc::new(AuthMetrics::new()?);
         Ok(AuthApp {
             inner: Arc::new(Inner {
@@ -136,10 +149,16 @@ impl AuthApp {
             },
             shutdown.clone(),
         );
+        let hsts = chataigne_common::hardening::hsts(
+            config.http_tls.is_some(),
+            &config.resolved_issuer(),
+            config.http.hsts_include_subdomains,
+        );
         let router = http::stack::public(
             http::router(self.inner.http.clone()),
             &config.http,
             metrics.clone(),
+            hsts,
         );
         let connections = config.http.connections.clone();
         let proxies: Vec<ipnet::IpNet> = config

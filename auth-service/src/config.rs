@@ -9,6 +9,7 @@ use chataigne_common::database::Backend;
 pub use chataigne_common::database::DatabaseConfig;
 pub use chataigne_common::grpc_server::GrpcServerLimits;
 pub use chataigne_common::http_server::ConnectionLimits;
+use chataigne_common::production;
 use chataigne_common::secrets::serialize_optional_secret;
 use chataigne_common::startup::StartupConfig;
 use schemars::JsonSchema;
@@ -42,6 +43,11 @@ pub struct Config {
     /// launcher and the tests; never in production, where `users add`,
     /// `memberships grant` and `clients add` create accounts instead.
     pub seed_demo: bool,
+    /// Accept, with PostgreSQL, the settings made for demos and tests:
+    /// `seed_demo`, `oauth.client_metadata_allow_http_loopback` and a plain
+    /// http issuer outside loopback (refused otherwise). Every start logs a
+    /// warning while it is set. Never in production.
+    pub allow_insecure_development: bool,
     /// How often signing keys are re-read from the database (rotation by
     /// another replica or the admin command).
     pub key_reload_secs: u64,
@@ -197,8 +203,20 @@ pub struct RateLimitConfig {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Sign-in form posts per client address.
     pub sign_in_per_address: Limit,
-    /// Failed sign-ins per account (normalised email).
-    pub sign_in_failures_per_account: Limit,
+    /// Failed sign-ins per client address and account (normalised e-mail):
+    /// past it, that address's attempts on that account wait.
+    pub sign_in_failures_per_address_and_account: Limit,
+    /// Sign-in attempts per account (normalised e-mail), from every address,
+    /// by browsers that have not signed in to it before (no device cookie),
+    /// counted before the password is checked. This bounds password guessing
+    /// whatever the attacker does: at most twice `max` in any `per_secs`
+    /// (the default: at most 20 an hour). A browser that has signed in to
+    /// the account before is not counted here, so the real user is never
+    /// kept out by it; another browser is told how long to wait.
+    #[serde(alias = "sign_in_failures_per_account")]
+    pub sign_in_attempts_per_account: Limit,
+    /// Failed sign-ins per recognised device (device cookie) and account.
+    pub sign_in_failures_per_device: Limit,
     /// `/token`, `/revoke` and `/register` requests per client address.
     pub token_per_address: Limit,
     /// Refused `/token` and `/revoke` requests per client address and the
@@ -264,6 +282,14 @@ impl LimitStoreConfig {
             "oauth.rate_limits.redis.key_secret ({}) is required with oauth.rate_limits.redis.url: at least 32 bytes, the same on every replica",
             env_var("oauth.rate_limits.redis.key_secret")
         );
+        if let Some(secret) = &self.key_secret {
+            production::check_secret(
+                "oauth.rate_limits.redis.key_secret",
+                "",
+                secret.expose_secret().as_bytes(),
+                32,
+            )?;
+        }
         anyhow::ensure!(
             !self.key_prefix.is_empty()
                 && self.key_prefix.len() <= 64
@@ -288,7 +314,9 @@ impl Default for RateLimitConfig {
             enabled: true,
             trusted_proxies: Vec::new(),
             sign_in_per_address: Limit::new(30, 300),
-            sign_in_failures_per_account: Limit::new(10, 900),
+            sign_in_failures_per_address_and_account: Limit::new(5, 900),
+            sign_in_attempts_per_account: Limit::new(10, 3600),
+            sign_in_failures_per_device: Limit::new(10, 3600),
             token_per_address: Limit::new(300, 60),
             token_failures_per_address_and_client: Limit::new(30, 300),
             register_per_address: Limit::new(20, 3600),
@@ -300,8 +328,12 @@ impl Default for RateLimitConfig {
 impl RateLimitConfig {
     fn validate(&self) -> anyhow::Result<()> {
         self.sign_in_per_address.validate("sign_in_per_address")?;
-        self.sign_in_failures_per_account
-            .validate("sign_in_failures_per_account")?;
+        self.sign_in_failures_per_address_and_account
+            .validate("sign_in_failures_per_address_and_account")?;
+        self.sign_in_attempts_per_account
+            .validate("sign_in_attempts_per_account")?;
+        self.sign_in_failures_per_device
+            .validate("sign_in_failures_per_device")?;
         self.token_per_address.validate("token_per_address")?;
         self.token_failures_per_address_and_client
             .validate("token_failures_per_address_and_client")?;
@@ -456,6 +488,7 @@ impl Default for Config {
             assertion_ttl_secs: 120,
             session_ttl_secs: 30 * 24 * 3600,
             seed_demo: false,
+            allow_insecure_development: false,
             key_reload_secs: 60,
             oauth: OAuthConfig::default(),
             keys: KeysConfig::default(),
@@ -531,7 +564,29 @@ impl Config {
                 tls.check_fields(section)?;
             }
         }
-        self.oauth.validate(&self.resolved_issuer())
+        self.oauth.validate(&self.resolved_issuer())?;
+        if database.backend() == Backend::Postgres && !self.allow_insecure_development {
+            self.refuse_development_settings()?;
+        }
+        Ok(())
+    }
+
+    /// What a PostgreSQL deployment refuses unless
+    /// `allow_insecure_development` is set.
+    fn refuse_development_settings(&self) -> anyhow::Result<()> {
+        if self.seed_demo {
+            production::refuse_development_switch(
+                "seed_demo",
+                "loads demo accounts with the published demo password",
+            )?;
+        }
+        if self.oauth.client_metadata_allow_http_loopback {
+            production::refuse_development_switch(
+                "oauth.client_metadata_allow_http_loopback",
+                "accepts http:// client metadata documents and fetches them from loopback (tests only)",
+            )?;
+        }
+        production::require_https_outside_loopback("issuer", &self.resolved_issuer())
     }
 
     /// What serving checks before it starts: [`Config::validate`] and the
@@ -568,6 +623,9 @@ pub struct HttpServerConfig {
     pub max_body_bytes: usize,
     /// Requests handled at once; past it 503 with `Retry-After` at once.
     pub max_concurrent_requests: usize,
+    /// Whether `Strict-Transport-Security` (sent for a year when the
+    /// listener serves TLS or the issuer is https) covers subdomains too.
+    pub hsts_include_subdomains: bool,
 }
 
 impl Default for HttpServerConfig {
@@ -577,6 +635,7 @@ impl Default for HttpServerConfig {
             request_timeout_ms: 30_000,
             max_body_bytes: 64 * 1024,
             max_concurrent_requests: 256,
+            hsts_include_subdomains: false,
         }
     }
 }
@@ -686,7 +745,8 @@ mod tests {
             (
                 Box::new(|c| {
                     c.oauth.rate_limits.redis.url = Some(SecretString::from("memcached://x"));
-                    c.oauth.rate_limits.redis.key_secret = Some(SecretString::from("k".repeat(32)));
+                    c.oauth.rate_limits.redis.key_secret =
+                        Some(SecretString::from("q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF"));
                 }),
                 "oauth.rate_limits.redis.url",
             ),
@@ -744,6 +804,73 @@ mod tests {
         assert!(!oauth.resource_allowed("https://mcp.example/mcp/v2"));
         assert!(oauth.resource_allowed("https://x.example/mcp/v2"));
         assert!(!oauth.resource_allowed("https://x.example/other"));
+    }
+
+    type Adjust = Box<dyn Fn(&mut Config)>;
+
+    #[test]
+    fn postgres_refuses_demo_settings_unless_insecure_development_is_allowed() {
+        let production = || {
+            let mut config = Config::default();
+            config.database.url = SecretString::from("postgres://u@db/auth");
+            config.keys.encryption_key = crate::key_encryption::generate_kek().ok();
+            config.issuer = "https://auth.example".into();
+            config
+        };
+        assert!(production().validate().is_ok());
+        let loopback = Config {
+            issuer: "http://127.0.0.1:8081".into(),
+            ..production()
+        };
+        assert!(loopback.validate().is_ok(), "http on loopback");
+        let cases: [(Adjust, &str); 4] = [
+            (Box::new(|c| c.seed_demo = true), "CHATAIGNE_SEED_DEMO"),
+            (
+                Box::new(|c| c.oauth.client_metadata_allow_http_loopback = true),
+                "CHATAIGNE_OAUTH__CLIENT_METADATA_ALLOW_HTTP_LOOPBACK",
+            ),
+            (
+                Box::new(|c| c.issuer = "http://auth.example".into()),
+                "CHATAIGNE_ISSUER",
+            ),
+            (
+                Box::new(|c| {
+                    c.issuer = String::new();
+                    c.http_listen = "0.0.0.0:8081".into();
+                }),
+                "CHATAIGNE_ISSUER",
+            ),
+        ];
+        for (adjust, variable) in cases {
+            let mut config = production();
+            adjust(&mut config);
+            let error = config.validate().unwrap_err().to_string();
+            assert!(
+                error.contains(variable) && error.contains("CHATAIGNE_ALLOW_INSECURE_DEVELOPMENT"),
+                "{error}"
+            );
+            config.allow_insecure_development = true;
+            assert!(config.validate().is_ok(), "{variable}: allowed explicitly");
+            // SQLite (embedded mode) keeps them.
+            config.allow_insecure_development = false;
+            config.database.url = SecretString::from("sqlite::memory:");
+            assert!(config.validate().is_ok(), "{variable} on SQLite");
+        }
+    }
+
+    #[test]
+    fn a_guessable_shared_limit_secret_is_refused_naming_its_variable() {
+        for weak in ["k".repeat(32), "abcdefghijklmnopqrstuvwxyz012345".into()] {
+            let mut config = Config::default();
+            config.oauth.rate_limits.redis.url = Some(SecretString::from("redis://127.0.0.1:6379"));
+            config.oauth.rate_limits.redis.key_secret = Some(SecretString::from(weak.clone()));
+            let error = config.validate().unwrap_err().to_string();
+            assert!(
+                error.contains("CHATAIGNE_OAUTH__RATE_LIMITS__REDIS__KEY_SECRET")
+                    && !error.contains(&weak),
+                "{error}"
+            );
+        }
     }
 
     #[test]
@@ -811,13 +938,13 @@ mod tests {
             ),
             (
                 "CHATAIGNE_OAUTH__RATE_LIMITS__REDIS__KEY_SECRET".to_owned(),
-                "s".repeat(40),
+                "q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF".to_owned(),
             ),
         ];
         let config: Config =
             chataigne_common::config::load_from_env(&Config::default(), None, env).unwrap();
         assert!(config.validate().is_ok());
-        assert!(!format!("{config:?}").contains(&"s".repeat(40)));
+        assert!(!format!("{config:?}").contains("q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF"));
         // The budget's former name is still read.
         let old: RateLimitConfig =
             serde_json::from_str(r#"{"token_failures_per_client": {"max": 7, "per_secs": 60}}"#)

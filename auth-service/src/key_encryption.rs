@@ -176,9 +176,18 @@ pub fn parse_keks(secret: &SecretString) -> anyhow::Result<Vec<Zeroizing<Vec<u8>
             .find_map(|engine| engine.decode(part).ok())
             .map(Zeroizing::new);
         match decoded {
-            Some(bytes) if bytes.len() == KEK_LEN => keks.push(bytes),
+            Some(bytes) if bytes.len() == KEK_LEN => {
+                chataigne_common::production::check_secret(
+                    "keys.encryption_key",
+                    &format!("entry {} of ", position + 1),
+                    &bytes,
+                    KEK_LEN,
+                )?;
+                keks.push(bytes);
+            }
             _ => anyhow::bail!(
-                "keys.encryption_key: entry {} must be the base64 encoding of {KEK_LEN} random bytes (e.g. `openssl rand -base64 32`)",
+                "keys.encryption_key ({}): entry {} must be the base64 encoding of {KEK_LEN} random bytes (e.g. `openssl rand -base64 32`)",
+                chataigne_common::config::env_var("keys.encryption_key"),
                 position + 1
             ),
         }
@@ -291,7 +300,7 @@ mod tests {
             parse_keks(&SecretString::from(good.clone())).unwrap().len(),
             1
         );
-        let url_safe = URL_SAFE_NO_PAD.encode([7u8; 32]);
+        let url_safe = URL_SAFE_NO_PAD.encode(b"q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF");
         assert_eq!(
             parse_keks(&SecretString::from(format!("{url_safe}, {good}")))
                 .unwrap()
@@ -304,12 +313,15 @@ mod tests {
             "c2hvcnQ=",
             &STANDARD.encode([1u8; 31]),
             &format!("{good},"),
+            // 32 bytes, guessable: repeated, sequential.
+            &STANDARD.encode([7u8; 32]),
+            &STANDARD.encode((0u8..32).collect::<Vec<u8>>()),
         ] {
             let error = parse_keks(&SecretString::from(bad.to_owned()))
                 .err()
                 .unwrap()
                 .to_string();
-            assert!(error.contains("keys.encryption_key"), "{error}");
+            assert!(error.contains("CHATAIGNE_KEYS__ENCRYPTION_KEY"), "{error}");
             assert!(bad.is_empty() || !error.contains(bad), "{error}");
         }
     }

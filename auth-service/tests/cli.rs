@@ -143,4 +143,26 @@ mod config_check {
         assert!(!out.contains("hunter2"), "{out}");
         assert!(!out.contains(&kek), "{out}");
     }
+
+    #[test]
+    fn on_postgres_the_demo_data_is_refused_by_name_unless_insecure_development_is_allowed() {
+        let kek = chataigne_auth::generate_kek().unwrap();
+        let kek = secrecy::ExposeSecret::expose_secret(&kek).to_owned();
+        let production = [
+            DATABASE,
+            ("CHATAIGNE_KEYS__ENCRYPTION_KEY", kek.as_str()),
+            ("CHATAIGNE_SEED_DEMO", "true"),
+        ];
+        let (ok, out, err) = config_check(&production);
+        assert!(!ok, "{out}");
+        assert!(
+            err.contains("CHATAIGNE_SEED_DEMO")
+                && err.contains("CHATAIGNE_ALLOW_INSECURE_DEVELOPMENT"),
+            "{err}"
+        );
+        let mut development = production.to_vec();
+        development.push(("CHATAIGNE_ALLOW_INSECURE_DEVELOPMENT", "true"));
+        let (ok, _, err) = config_check(&development);
+        assert!(ok, "{err}");
+    }
 }

@@ -178,6 +178,8 @@ pub async fn start(settings: &Settings<'_>) -> anyhow::Result<Topology> {
     let mut auth = chataigne_auth::Config::default();
     auth.database.url = SecretString::from(settings.auth_database.to_owned());
     auth.seed_demo = true;
+    // The demo accounts on the benchmark's own database.
+    auth.allow_insecure_development = true;
     auth.keys.encryption_key = Some(kek.clone());
     auth.issuer = issuer.clone();
     auth.oauth.allowed_resources = vec![mcp_url.clone()];

@@ -58,6 +58,13 @@ pub struct Config {
     /// TLS on the public listener (e.g. port 443 in a pod); `None`: plain
     /// HTTP behind a TLS-terminating proxy or ingress.
     pub tls: Option<TlsConfig>,
+    /// Whether `Strict-Transport-Security` (sent for a year when the public
+    /// listener serves TLS or a public URL is https) covers subdomains too.
+    pub hsts_include_subdomains: bool,
+    /// Accept plain http public URLs (`public_url`, an endpoint's,
+    /// `authorization_server`) outside loopback (refused otherwise). Every
+    /// start logs a warning while it is set. Never in production.
+    pub allow_insecure_development: bool,
     /// TLS towards both backends (auth-service and tool-service): the CA
     /// bundle that verifies them, optionally a client certificate and key
     /// (mTLS), a server name override; re-read when the files change.
@@ -226,6 +233,8 @@ impl Default for Config {
             redis: RedisConfig::default(),
             rate_limits: RateLimits::default(),
             tls: None,
+            hsts_include_subdomains: false,
+            allow_insecure_development: false,
             backend_tls: None,
         }
     }
@@ -291,6 +300,21 @@ impl Config {
             check_origin("allowed_origins", origin)?;
         }
         self.validate_endpoints()?;
+        if !self.allow_insecure_development {
+            let public = [
+                ("public_url", self.public_url.as_ref()),
+                ("authorization_server", self.authorization_server.as_ref()),
+            ]
+            .into_iter()
+            .chain(
+                self.endpoints
+                    .iter()
+                    .map(|endpoint| ("endpoints.public_url", endpoint.public_url.as_ref())),
+            );
+            for (key, url) in public.filter_map(|(key, url)| url.map(|url| (key, url))) {
+                chataigne_common::production::require_https_outside_loopback(key, url)?;
+            }
+        }
         self.allowlist.validate()?;
         self.connections
             .validate("connections")
@@ -315,6 +339,21 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// The `Strict-Transport-Security` of the public listener, when it
+    /// applies: TLS served here, or the public URL (or an endpoint's) https.
+    pub fn hsts(&self) -> Option<http::HeaderValue> {
+        let https = self
+            .public_url
+            .iter()
+            .chain(self.endpoints.iter().filter_map(|e| e.public_url.as_ref()))
+            .any(|url| chataigne_common::hardening::is_https(url));
+        chataigne_common::hardening::hsts(
+            self.tls.is_some() || https,
+            "",
+            self.hsts_include_subdomains,
+        )
     }
 
     /// The TLS files the gateway reads at start (`backend_tls`): readable
@@ -492,6 +531,49 @@ mod tests {
         for config in bad {
             assert!(config.validate().is_err(), "{config:?}");
         }
+    }
+
+    #[test]
+    fn plain_http_public_urls_outside_loopback_need_insecure_development() {
+        type Adjust = fn(&mut Config);
+        let cases: [(Adjust, &str); 3] = [
+            (
+                |c| c.public_url = Some("http://mcp.example".into()),
+                "CHATAIGNE_PUBLIC_URL",
+            ),
+            (
+                |c| c.authorization_server = Some("http://auth.example".into()),
+                "CHATAIGNE_AUTHORIZATION_SERVER",
+            ),
+            (
+                |c| c.endpoints[0].public_url = Some("http://gemini.mcp.example".into()),
+                "CHATAIGNE_ENDPOINTS__PUBLIC_URL",
+            ),
+        ];
+        for (adjust, variable) in cases {
+            let mut config = Config::default();
+            adjust(&mut config);
+            let error = config.validate().unwrap_err().to_string();
+            assert!(
+                error.contains(variable) && error.contains("CHATAIGNE_ALLOW_INSECURE_DEVELOPMENT"),
+                "{error}"
+            );
+            config.allow_insecure_development = true;
+            assert!(config.validate().is_ok(), "{variable}");
+        }
+        let loopback = Config {
+            public_url: Some("http://127.0.0.1:8080".into()),
+            authorization_server: Some("http://localhost:8081".into()),
+            ..Config::default()
+        };
+        assert!(loopback.validate().is_ok());
+        assert_eq!(loopback.hsts(), None);
+        let https = Config {
+            public_url: Some("https://mcp.example".into()),
+            ..Config::default()
+        };
+        assert!(https.validate().is_ok());
+        assert_eq!(https.hsts().unwrap(), "max-age=31536000");
     }
 
     #[test]

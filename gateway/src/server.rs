@@ -87,6 +87,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     config.validate()?;
+    if config.allow_insecure_development {
+        chataigne_common::production::warn_insecure_development("gateway");
+    }
     let public_addr = listeners.public.local_addr()?;
     let internal_addr = listeners.internal.local_addr()?;
     let origin = config

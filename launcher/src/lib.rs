@@ -52,6 +52,10 @@ impl StackConfig {
         let mut tools = chataigne_tools::Config::default();
         tools.database.url = SecretString::from(tools_url.to_owned());
         tools.seed_demo = true;
+        // On PostgreSQL the demo data is a development deployment's only.
+        let development = !(auth_url.starts_with("sqlite:") && tools_url.starts_with("sqlite:"));
+        auth.allow_insecure_development = development;
+        tools.allow_insecure_development = development;
         // The secrets a deployment shares between replicas and keeps across
         // restarts (required with PostgreSQL), fixed for this configuration's
         // life: replicas and restarts built from it recognise each other.

@@ -278,6 +278,13 @@ async fn an_internal_caller_gets_a_service_token_over_tls_and_calls_the_tool_ser
         .await
         .expect("token endpoint reachable over TLS");
     assert_eq!(response.status(), 200);
+    // A listener serving TLS itself sends HSTS, whatever its issuer.
+    assert_eq!(
+        response.headers()["strict-transport-security"],
+        "max-age=31536000"
+    );
+    assert_eq!(response.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(response.headers()["cache-control"], "no-store");
     let body: Value = response.json().await.expect("token response");
     let token = body["access_token"].as_str().expect("access token");
 

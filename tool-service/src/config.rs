@@ -3,6 +3,7 @@
 use chataigne_common::config::env_var;
 use chataigne_common::database::Backend;
 pub use chataigne_common::database::DatabaseConfig;
+use chataigne_common::production;
 use chataigne_common::secrets::{serialize_optional_secret, serialize_secrets};
 use chataigne_common::startup::StartupConfig;
 use schemars::JsonSchema;
@@ -29,6 +30,10 @@ pub struct Config {
     /// `demo_days` of orders, customers and conversations — idempotently
     /// (`CHATAIGNE_SEED_DEMO=true`; embedded mode and tests, never production).
     pub seed_demo: bool,
+    /// Accept `seed_demo` with PostgreSQL (refused otherwise: the demo data
+    /// has no place in production). Every start logs a warning while it is
+    /// set. Never in production.
+    pub allow_insecure_development: bool,
     /// Days of order history in the demo data set (up to today).
     pub demo_days: u32,
     /// Limits of the gRPC server: concurrency (load shedding past it), the
@@ -75,6 +80,7 @@ impl Default for Config {
             cursor: CursorConfig::default(),
             idempotency: IdempotencyConfig::default(),
             seed_demo: false,
+            allow_insecure_development: false,
             demo_days: 365,
             grpc_server: chataigne_common::grpc_server::GrpcServerLimits::default(),
             startup: StartupConfig::default(),
@@ -136,25 +142,27 @@ impl Config {
                 || self.auth_service_url.starts_with("https://"),
             "auth_service_url must be an http(s) URL"
         );
-        anyhow::ensure!(
-            self.cursor
-                .keys
-                .iter()
-                .all(|k| k.expose_secret().len() >= 32),
-            "cursor.keys must each be at least 32 bytes"
-        );
+        for (position, key) in self.cursor.keys.iter().enumerate() {
+            production::check_secret(
+                "cursor.keys",
+                &format!("entry {} of ", position + 1),
+                key.expose_secret().as_bytes(),
+                32,
+            )?;
+        }
         anyhow::ensure!(
             (1..=3_660).contains(&self.demo_days),
             "demo_days must be between 1 and 3660"
         );
         anyhow::ensure!(self.cursor.ttl_secs > 0, "cursor.ttl_secs must be positive");
-        anyhow::ensure!(
-            self.idempotency
-                .secret
-                .as_ref()
-                .is_none_or(|k| k.expose_secret().len() >= 32),
-            "idempotency.secret must be at least 32 bytes"
-        );
+        if let Some(secret) = &self.idempotency.secret {
+            production::check_secret(
+                "idempotency.secret",
+                "",
+                secret.expose_secret().as_bytes(),
+                32,
+            )?;
+        }
         anyhow::ensure!(
             self.idempotency.replay_ttl_secs > 0,
             "idempotency.replay_ttl_secs must be positive"
@@ -180,7 +188,17 @@ impl Config {
     pub fn validate_serving(&self) -> anyhow::Result<()> {
         self.validate()?;
         self.validate_tls()?;
-        self.require_shared_secrets()
+        self.require_shared_secrets()?;
+        if self.database.backend() == Some(Backend::Postgres)
+            && self.seed_demo
+            && !self.allow_insecure_development
+        {
+            production::refuse_development_switch(
+                "seed_demo",
+                "loads the demo data set (demo organizations, orders and customers)",
+            )?;
+        }
+        Ok(())
     }
 
     /// The secrets of [`Config::validate_serving`]: with PostgreSQL,
@@ -241,16 +259,61 @@ mod tests {
             error.contains("idempotency.secret") && error.contains("CHATAIGNE_IDEMPOTENCY__SECRET"),
             "{error}"
         );
-        config.idempotency.secret = Some(SecretString::from("i".repeat(32)));
+        config.idempotency.secret = Some(SecretString::from("q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF"));
         let error = config.validate_serving().unwrap_err().to_string();
         assert!(
             error.contains("cursor.keys") && error.contains("CHATAIGNE_CURSOR__KEYS"),
             "{error}"
         );
-        config.cursor.keys = vec![SecretString::from("c".repeat(32))];
+        config.cursor.keys = vec![SecretString::from("5f0c9a3e7b1d2846c0e9f7a3b5d1e2c4")];
         config.validate_serving().unwrap();
         // SQLite (embedded mode) serves with per-process secrets.
         Config::default().validate_serving().unwrap();
+    }
+
+    #[test]
+    fn postgres_refuses_the_demo_data_unless_insecure_development_is_allowed() {
+        let mut config = Config::default();
+        config.database.url = SecretString::from("postgres://u@db/tools");
+        config.idempotency.secret = Some(SecretString::from("q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF"));
+        config.cursor.keys = vec![SecretString::from("5f0c9a3e7b1d2846c0e9f7a3b5d1e2c4")];
+        config.validate_serving().unwrap();
+        config.seed_demo = true;
+        let error = config.validate_serving().unwrap_err().to_string();
+        assert!(
+            error.contains("CHATAIGNE_SEED_DEMO")
+                && error.contains("CHATAIGNE_ALLOW_INSECURE_DEVELOPMENT"),
+            "{error}"
+        );
+        config.allow_insecure_development = true;
+        config.validate_serving().unwrap();
+        // SQLite (embedded mode) seeds without it.
+        let embedded = Config {
+            seed_demo: true,
+            ..Config::default()
+        };
+        embedded.validate_serving().unwrap();
+    }
+
+    #[test]
+    fn guessable_secrets_are_refused_naming_their_variable() {
+        for weak in ["c".repeat(32), "0123456789abcdefghijklmnopqrstuv".into()] {
+            let mut config = Config::default();
+            config.cursor.keys = vec![
+                SecretString::from("5f0c9a3e7b1d2846c0e9f7a3b5d1e2c4"),
+                SecretString::from(weak.clone()),
+            ];
+            let error = config.validate().unwrap_err().to_string();
+            assert!(
+                error.contains("entry 2 of cursor.keys (CHATAIGNE_CURSOR__KEYS)")
+                    && !error.contains(&weak),
+                "{error}"
+            );
+            let mut config = Config::default();
+            config.idempotency.secret = Some(SecretString::from(weak.clone()));
+            let error = config.validate().unwrap_err().to_string();
+            assert!(error.contains("CHATAIGNE_IDEMPOTENCY__SECRET"), "{error}");
+        }
     }
 
     #[test]
@@ -262,11 +325,11 @@ mod tests {
             ),
             (
                 "CHATAIGNE_IDEMPOTENCY__SECRET".to_owned(),
-                "idem-secret-0123456789abcdef0123456789".to_owned(),
+                "idem-secret-q8J1r0Zk2VwYh4uN7bT3sXeL".to_owned(),
             ),
             (
                 "CHATAIGNE_CURSOR__KEYS".to_owned(),
-                "cursor-key-one-0123456789abcdef012345,cursor-key-two-0123456789abcdef012345"
+                "cursor-key-one-5f0c9a3e7b1d2846c0e9f7a3,cursor-key-two-b5d1e2c4q8J1r0Zk2VwYh4u"
                     .to_owned(),
             ),
         ];

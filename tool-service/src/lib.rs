@@ -117,6 +117,9 @@ impl ToolService {
     /// Opens the store named by the configured URL and prepares the tools.
     pub async fn build(config: &Config) -> anyhow::Result<ToolService> {
         config.validate_serving()?;
+        if config.allow_insecure_development {
+            chataigne_common::production::warn_insecure_development("tool-service");
+        }
         let tls = config.tls.as_ref().map(|tls| tls.acceptor()).transpose()?;
         let options = StoreOptions {
             max_connections: config.database.max_connections,

@@ -10,9 +10,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use crate::error::OAuthCode;
+use crate::model::now_ms;
 use crate::oauth::login::{csrf_token, csrf_valid};
 use crate::oauth::{AuthorizationRequest, ValidatedRequest, secrets};
 
+use super::device::DEVICE_TTL_SECS;
 use super::limits::{ClientAddress, retry_after_secs};
 use super::page::ClientView;
 use super::{Shared, cookies, page};
@@ -175,8 +177,11 @@ pub async fn start(
     page_for(&state, &headers, &request, &validated).await
 }
 
-/// `POST /authorize/login`. Limited per client address (every post) and
-/// per account (failures); a refusal re-renders the form with 429.
+/// `POST /authorize/login`. Limited per client address (every post), per
+/// client address × account (failures), and per account (attempts from a
+/// browser without the account's device cookie) or per device (failures of
+/// one that has it); a refusal re-renders the form with 429 and the wait.
+/// A successful sign-in (re)issues the browser's device cookie.
 pub async fn login(
     State(state): State<Shared>,
     ClientAddress(address): ClientAddress,
@@ -194,19 +199,20 @@ pub async fn login(
         Err(response) => return response,
     };
     let client = ClientView::of(&validated);
-    let limited = |wait| {
+    let now_secs = u64::try_from(now_ms() / 1000).unwrap_or_default();
+    let device = cookies::get(&headers, names(&state).device)
+        .and_then(|cookie| state.devices.recognise(cookie, &form.email, now_secs));
+    let subjects = state.limits.sign_in_subjects(
+        address.as_ref(),
+        &form.email,
+        device.as_ref().map(|id| id.as_bytes()),
+    );
+    if let Err(wait) = state.limits.sign_in_allowed(&subjects).await {
         tracing::info!(
             retry_after_secs = retry_after_secs(wait),
             "sign-in refused by a rate limit"
         );
-        page::sign_in_limited(&form.request, &form.csrf, &client, retry_after_secs(wait))
-    };
-    if let Err(wait) = state.limits.sign_in_attempt(address.as_ref()).await {
-        return limited(wait);
-    }
-    let account = state.limits.account(&form.email);
-    if let Err(wait) = state.limits.account_allowed(&account).await {
-        return limited(wait);
+        return page::sign_in_limited(&form.request, &form.csrf, &client, retry_after_secs(wait));
     }
     match state.oauth.sign_in(&form.email, &form.password).await {
         Ok(Some(session)) => {
@@ -219,12 +225,19 @@ pub async fn login(
                 max_age,
                 state.secure_cookies,
             );
-            with_cookie(response, cookie)
+            let device = match state.devices.issue(&form.email, now_secs) {
+                Ok(value) => cookies::set_strict(
+                    names(&state).device,
+                    &value,
+                    DEVICE_TTL_SECS,
+                    state.secure_cookies,
+                ),
+                Err(error) => return super::error_response(&error),
+            };
+            with_cookie(with_cookie(response, cookie), device)
         }
         Ok(None) => {
-            // The failure that spends the account's quota is still answered
-            // as a failure; the next attempts are refused before any check.
-            let _ = state.limits.sign_in_failed(&account).await;
+            state.limits.sign_in_failed(&subjects).await;
             page::sign_in(&form.request, &form.csrf, &client, true)
         }
         Err(error) => super::error_response(&error),

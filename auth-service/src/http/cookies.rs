@@ -1,7 +1,9 @@
-//! The authorization server's two browser cookies: the sign-in session and
-//! the CSRF secret. Both HttpOnly, SameSite=Lax, `Path=/`, no `Domain`; on an
-//! https issuer they are `Secure` and carry the `__Host-` prefix, so that no
-//! other host (a sibling subdomain) can set or overwrite them.
+//! The authorization server's browser cookies: the sign-in session, the CSRF
+//! secret and the device cookie (`device.rs`). All HttpOnly, `Path=/`, no
+//! `Domain`; the first two SameSite=Lax, the device cookie SameSite=Strict
+//! (only the server's own sign-in form sends it); on an https issuer they are
+//! `Secure` and carry the `__Host-` prefix, so that no other host (a sibling
+//! subdomain) can set or overwrite them.
 
 use axum::http::{HeaderMap, HeaderValue, header};
 
@@ -10,6 +12,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 pub struct Names {
     pub session: &'static str,
     pub csrf: &'static str,
+    pub device: &'static str,
 }
 
 /// The names on an https issuer (`secure`) or a plain http one (tests,
@@ -19,11 +22,13 @@ pub fn names(secure: bool) -> Names {
         Names {
             session: "__Host-chataigne_as_session",
             csrf: "__Host-chataigne_as_csrf",
+            device: "__Host-chataigne_as_device",
         }
     } else {
         Names {
             session: "chataigne_as_session",
             csrf: "chataigne_as_csrf",
+            device: "chataigne_as_device",
         }
     }
 }
@@ -41,11 +46,27 @@ pub fn get<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .filter(|value| !value.is_empty())
 }
 
-/// A `Set-Cookie` value.
+/// A `Set-Cookie` value (SameSite=Lax).
 pub fn set(name: &str, value: &str, max_age_secs: u64, secure: bool) -> Option<HeaderValue> {
+    with_attributes(name, value, "Lax", max_age_secs, secure)
+}
+
+/// A `Set-Cookie` value sent back only from this server's own pages
+/// (SameSite=Strict): the device cookie.
+pub fn set_strict(name: &str, value: &str, max_age_secs: u64, secure: bool) -> Option<HeaderValue> {
+    with_attributes(name, value, "Strict", max_age_secs, secure)
+}
+
+fn with_attributes(
+    name: &str,
+    value: &str,
+    same_site: &str,
+    max_age_secs: u64,
+    secure: bool,
+) -> Option<HeaderValue> {
     let secure = if secure { "; Secure" } else { "" };
     HeaderValue::from_str(&format!(
-        "{name}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{secure}"
+        "{name}={value}; Path=/; HttpOnly; SameSite={same_site}; Max-Age={max_age_secs}{secure}"
     ))
     .ok()
 }
@@ -77,6 +98,15 @@ mod tests {
             assert!(cookie.contains(attribute), "{cookie}");
         }
         assert!(!cookie.contains("Domain"), "{cookie}");
+        let device = set_strict(secure.device, "d", 60, true).unwrap();
+        let device = device.to_str().unwrap();
+        assert!(
+            device.starts_with("__Host-chataigne_as_device=d;"),
+            "{device}"
+        );
+        for attribute in ["HttpOnly", "SameSite=Strict", "Secure", "Path=/"] {
+            assert!(device.contains(attribute), "{device}");
+        }
         assert!(
             !set(plain.session, "v", 60, false)
                 .unwrap()

@@ -1,10 +1,23 @@
 //! Brute-force limits of the authorization server (GCRA): sign-in attempts
-//! per client address and failed sign-ins per account, requests to `/token`,
-//! `/revoke` and `/register` per client address, and refused token and
-//! revocation requests per client address × `client_id`. Every failure
-//! budget is keyed by what the requester controls: a flood spends its own
-//! address's budget, never another user's (a public `client_id` alone is
-//! not a key).
+//! per client address, failed sign-ins per client address × account, the
+//! account's budget of attempts from browsers it has never signed in from,
+//! failed sign-ins per recognised device, requests to `/token`, `/revoke`
+//! and `/register` per client address, and refused token and revocation
+//! requests per client address × `client_id`.
+//!
+//! Sign-in (`sign_in_allowed`, `sign_in_failed`): guessing an account's
+//! password is bounded whatever the attacker does — every attempt from a
+//! browser without the account's device cookie spends the account's budget
+//! *before* the password is checked (so concurrent guesses cannot overrun
+//! it) — while a browser that has signed in to the account before (its
+//! device cookie, `http/device.rs`) is never counted there: spending the
+//! account's budget keeps guessers out, never the real user. Such a browser
+//! is bounded by its own failures instead, and every attempt by its address
+//! and its address × account failures. Nothing depends on whether the
+//! account exists (the same answers for known and unknown e-mails).
+//!
+//! The limiters run on tokio's clock (the process clock when running;
+//! virtual time in tests with paused time).
 //!
 //! With `oauth.rate_limits.redis` the counters live in Redis (`shared`), one
 //! quota for all replicas; otherwise, and while Redis does not answer, in
@@ -29,10 +42,10 @@ use aws_lc_rs::rand::{SecureRandom, SystemRandom};
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::HeaderMap;
 use axum::http::request::Parts;
-use governor::clock::{Clock, DefaultClock};
-use governor::middleware::StateInformationMiddleware;
+use governor::clock::{Clock, ReasonablyRealtime};
+use governor::middleware::{NoOpMiddleware, StateInformationMiddleware};
 use governor::state::keyed::DefaultKeyedStateStore;
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use governor::{Quota, RateLimiter};
 use ipnet::IpNet;
 
 use crate::config::{Limit, RateLimitConfig};
@@ -48,17 +61,33 @@ const MAX_BLOCKED: usize = 100_000;
 /// A keyed hash of an account or a client id.
 pub type HashedKey = [u8; 32];
 
+/// The limiters' clock: tokio's, so tests can run them in virtual time.
+#[derive(Debug, Clone, Copy, Default)]
+struct TokioClock;
+
+impl Clock for TokioClock {
+    type Instant = Instant;
+
+    fn now(&self) -> Instant {
+        tokio::time::Instant::now().into_std()
+    }
+}
+
+impl ReasonablyRealtime for TokioClock {}
+
+type KeyedLimiter<K, M> = RateLimiter<K, DefaultKeyedStateStore<K>, TokioClock, M>;
+
 /// Counts every event of a key; refuses past the quota.
 struct Counter<K: Hash + Eq + Clone> {
-    limiter: DefaultKeyedRateLimiter<K>,
-    clock: DefaultClock,
+    limiter: KeyedLimiter<K, NoOpMiddleware<Instant>>,
+    clock: TokioClock,
 }
 
 impl<K: Hash + Eq + Clone> Counter<K> {
     fn new(limit: Limit) -> Counter<K> {
         Counter {
-            limiter: RateLimiter::keyed(quota(limit)),
-            clock: DefaultClock::default(),
+            limiter: RateLimiter::dashmap_with_clock(quota(limit), TokioClock),
+            clock: TokioClock,
         }
     }
 
@@ -75,14 +104,13 @@ impl<K: Hash + Eq + Clone> Counter<K> {
     }
 }
 
-type InformedLimiter<K> =
-    RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock, StateInformationMiddleware>;
+type InformedLimiter<K> = KeyedLimiter<K, StateInformationMiddleware>;
 
 /// Counts failures of a key; once its quota is spent, the key is refused
 /// before any work until a failure is earned back.
 struct FailureCounter<K: Hash + Eq + Clone> {
     limiter: InformedLimiter<K>,
-    clock: DefaultClock,
+    clock: TokioClock,
     interval: Duration,
     blocked: Mutex<HashMap<K, Instant>>,
 }
@@ -91,8 +119,9 @@ impl<K: Hash + Eq + Clone> FailureCounter<K> {
     fn new(limit: Limit) -> FailureCounter<K> {
         let quota = quota(limit);
         FailureCounter {
-            limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
-            clock: DefaultClock::default(),
+            limiter: RateLimiter::dashmap_with_clock(quota, TokioClock)
+                .with_middleware::<StateInformationMiddleware>(),
+            clock: TokioClock,
             interval: quota.replenish_interval(),
             blocked: Mutex::new(HashMap::new()),
         }
@@ -100,7 +129,7 @@ impl<K: Hash + Eq + Clone> FailureCounter<K> {
 
     /// `Err(wait)` while `key` is refused.
     fn check(&self, key: &K) -> Result<(), Duration> {
-        let now = Instant::now();
+        let now = self.clock.now();
         let blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
         match blocked.get(key) {
             Some(until) if *until > now => Err(until.duration_since(now)),
@@ -115,7 +144,7 @@ impl<K: Hash + Eq + Clone> FailureCounter<K> {
             Ok(_) => self.interval,
             Err(not_until) => not_until.wait_time_from(self.clock.now()),
         };
-        let now = Instant::now();
+        let now = self.clock.now();
         let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
         if blocked.len() >= MAX_BLOCKED {
             blocked.retain(|_, until| *until > now);
@@ -129,7 +158,7 @@ impl<K: Hash + Eq + Clone> FailureCounter<K> {
     fn prune(&self) {
         self.limiter.retain_recent();
         self.limiter.shrink_to_fit();
-        let now = Instant::now();
+        let now = self.clock.now();
         let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
         blocked.retain(|_, until| *until > now);
         blocked.shrink_to_fit();
@@ -152,6 +181,20 @@ pub struct Subject {
     shared: Option<String>,
 }
 
+/// What one sign-in attempt is counted on (`Limits::sign_in_subjects`).
+pub struct SignInSubjects {
+    address: Option<IpAddr>,
+    pair: Option<Subject>,
+    account: Subject,
+    device: Option<Subject>,
+}
+
+/// An account as the limits and device cookies name it: the e-mail trimmed
+/// and lower-cased.
+pub fn normalised_account(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
 /// Every limit of the authorization server.
 pub struct Limits {
     enabled: bool,
@@ -160,7 +203,9 @@ pub struct Limits {
     shared: Option<SharedLimits>,
     config: RateLimitConfig,
     sign_in_per_address: Counter<HashedKey>,
-    sign_in_failures_per_account: FailureCounter<HashedKey>,
+    sign_in_failures_per_pair: FailureCounter<HashedKey>,
+    sign_in_per_account: Counter<HashedKey>,
+    sign_in_failures_per_device: FailureCounter<HashedKey>,
     token_per_address: Counter<HashedKey>,
     token_failures: FailureCounter<HashedKey>,
     register_per_address: Counter<HashedKey>,
@@ -193,7 +238,11 @@ impl Limits {
             shared,
             config: config.clone(),
             sign_in_per_address: Counter::new(config.sign_in_per_address),
-            sign_in_failures_per_account: FailureCounter::new(config.sign_in_failures_per_account),
+            sign_in_failures_per_pair: FailureCounter::new(
+                config.sign_in_failures_per_address_and_account,
+            ),
+            sign_in_per_account: Counter::new(config.sign_in_attempts_per_account),
+            sign_in_failures_per_device: FailureCounter::new(config.sign_in_failures_per_device),
             token_per_address: Counter::new(config.token_per_address),
             token_failures: FailureCounter::new(config.token_failures_per_address_and_client),
             register_per_address: Counter::new(config.register_per_address),
@@ -222,8 +271,31 @@ impl Limits {
     }
 
     /// The subject of an account: its email trimmed and lower-cased.
-    pub fn account(&self, email: &str) -> Subject {
-        self.subject("account", &[email.trim().to_lowercase().as_bytes()])
+    fn account(&self, email: &str) -> Subject {
+        self.subject("account", &[normalised_account(email).as_bytes()])
+    }
+
+    /// What a sign-in attempt for `email` from `address` (none: not served
+    /// over a socket) is counted on; `device` is the id of the browser's
+    /// device cookie when it names this account (`http/device.rs`).
+    pub fn sign_in_subjects(
+        &self,
+        address: Option<&IpAddr>,
+        email: &str,
+        device: Option<&[u8]>,
+    ) -> SignInSubjects {
+        let account = normalised_account(email);
+        SignInSubjects {
+            address: address.copied(),
+            pair: address.map(|address| {
+                self.subject(
+                    "sign_in_failure",
+                    &[&address_bytes(address), account.as_bytes()],
+                )
+            }),
+            account: self.account(&account),
+            device: device.map(|id| self.subject("device", &[id, account.as_bytes()])),
+        }
     }
 
     /// The subject of the token and revocation failures of a requester: its
@@ -297,26 +369,61 @@ impl Limits {
     }
 
     /// One sign-in form post from `address`.
-    pub async fn sign_in_attempt(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
+    async fn sign_in_attempt(&self, address: Option<&IpAddr>) -> Result<(), Duration> {
         let limit = self.config.sign_in_per_address;
         self.per_address("sign_in", &self.sign_in_per_address, limit, address)
             .await
     }
 
-    /// Whether `account` may try to sign in now.
-    pub async fn account_allowed(&self, account: &Subject) -> Result<(), Duration> {
-        let counter = &self.sign_in_failures_per_account;
-        let limit = self.config.sign_in_failures_per_account;
-        self.decide(Op::Peek, limit, account, |key| counter.check(key))
-            .await
+    /// Whether a sign-in attempt may check its password now, counting it:
+    /// on its address; then refused while its address × account has
+    /// failed too often; then, from a recognised device, refused while that
+    /// device has failed too often, and from any other browser counted on
+    /// the account's budget (before the check: concurrent guesses cannot
+    /// overrun it). `Err(wait)` when refused.
+    pub async fn sign_in_allowed(&self, subjects: &SignInSubjects) -> Result<(), Duration> {
+        self.sign_in_attempt(subjects.address.as_ref()).await?;
+        if let Some(pair) = &subjects.pair {
+            let counter = &self.sign_in_failures_per_pair;
+            let limit = self.config.sign_in_failures_per_address_and_account;
+            self.decide(Op::Peek, limit, pair, |key| counter.check(key))
+                .await?;
+        }
+        match &subjects.device {
+            Some(device) => {
+                let counter = &self.sign_in_failures_per_device;
+                let limit = self.config.sign_in_failures_per_device;
+                self.decide(Op::Peek, limit, device, |key| counter.check(key))
+                    .await
+            }
+            None => {
+                let counter = &self.sign_in_per_account;
+                let limit = self.config.sign_in_attempts_per_account;
+                self.decide(Op::Consume, limit, &subjects.account, |key| {
+                    counter.check(key)
+                })
+                .await
+            }
+        }
     }
 
-    /// A failed sign-in of `account`; `Err(wait)` when it is refused from now on.
-    pub async fn sign_in_failed(&self, account: &Subject) -> Result<(), Duration> {
-        let counter = &self.sign_in_failures_per_account;
-        let limit = self.config.sign_in_failures_per_account;
-        self.decide(Op::Fail, limit, account, |key| counter.failed(key))
-            .await
+    /// A sign-in attempt that [`Limits::sign_in_allowed`] let through
+    /// failed: counted on its address × account and on its device.
+    pub async fn sign_in_failed(&self, subjects: &SignInSubjects) {
+        if let Some(pair) = &subjects.pair {
+            let counter = &self.sign_in_failures_per_pair;
+            let limit = self.config.sign_in_failures_per_address_and_account;
+            let _ = self
+                .decide(Op::Fail, limit, pair, |key| counter.failed(key))
+                .await;
+        }
+        if let Some(device) = &subjects.device {
+            let counter = &self.sign_in_failures_per_device;
+            let limit = self.config.sign_in_failures_per_device;
+            let _ = self
+                .decide(Op::Fail, limit, device, |key| counter.failed(key))
+                .await;
+        }
     }
 
     /// One `/token`, `/revoke` or `/register` request from `address`.
@@ -354,7 +461,9 @@ impl Limits {
     /// memory); shared keys expire in Redis by themselves.
     pub fn prune(&self) {
         self.sign_in_per_address.prune();
-        self.sign_in_failures_per_account.prune();
+        self.sign_in_failures_per_pair.prune();
+        self.sign_in_per_account.prune();
+        self.sign_in_failures_per_device.prune();
         self.token_per_address.prune();
         self.token_failures.prune();
         self.register_per_address.prune();
@@ -420,7 +529,8 @@ mod tests {
         RateLimitConfig {
             trusted_proxies: vec!["10.0.0.0/8".parse().unwrap()],
             sign_in_per_address: Limit::new(3, 60),
-            sign_in_failures_per_account: Limit::new(2, 60),
+            sign_in_failures_per_address_and_account: Limit::new(2, 60),
+            sign_in_failures_per_device: Limit::new(2, 60),
             ..RateLimitConfig::default()
         }
     }
@@ -479,21 +589,131 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn failures_block_an_account_after_the_quota_and_not_before() {
+    fn ip(n: u32) -> IpAddr {
+        IpAddr::V4(std::net::Ipv4Addr::from(0xC633_6400 + n))
+    }
+
+    const VICTIM: &str = "camille@example.com";
+    const DEVICE: &[u8] = b"the victim's browser";
+
+    /// A wrong guess at `VICTIM` from `address`: whether its password was
+    /// checked (not refused by a limit first).
+    async fn guess(limits: &Limits, address: IpAddr) -> bool {
+        let subjects = limits.sign_in_subjects(Some(&address), VICTIM, None);
+        if limits.sign_in_allowed(&subjects).await.is_err() {
+            return false;
+        }
+        limits.sign_in_failed(&subjects).await;
+        true
+    }
+
+    /// Whether the victim's own browser (its device cookie) may sign in.
+    async fn victim_signs_in(limits: &Limits) -> bool {
+        let home: IpAddr = "192.0.2.10".parse().unwrap();
+        let subjects = limits.sign_in_subjects(Some(&home), VICTIM, Some(DEVICE));
+        limits.sign_in_allowed(&subjects).await.is_ok()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_of_wrong_passwords_from_ten_addresses_does_not_keep_the_victim_out() {
+        let limits = Limits::new(&RateLimitConfig::default());
+        for n in 0..10 {
+            guess(&limits, ip(n)).await;
+            tokio::time::advance(Duration::from_millis(30)).await;
+            assert!(victim_signs_in(&limits).await, "after guess {n}");
+        }
+        // A browser that never signed in to the account now waits, and is told how long.
+        let fresh = limits.sign_in_subjects(Some(&ip(99)), VICTIM, None);
+        let wait = limits.sign_in_allowed(&fresh).await.unwrap_err();
+        assert!(wait <= Duration::from_secs(360), "{wait:?}");
+        // Another account is untouched.
+        let other = limits.sign_in_subjects(Some(&ip(0)), "louis@example.com", None);
+        assert!(limits.sign_in_allowed(&other).await.is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_guess_every_ten_seconds_for_five_minutes_never_keeps_the_victim_out() {
+        let limits = Limits::new(&RateLimitConfig::default());
+        let mut checked = 0;
+        for n in 0..30 {
+            if guess(&limits, ip(n % 3)).await {
+                checked += 1;
+            }
+            assert!(victim_signs_in(&limits).await, "after guess {n}");
+            tokio::time::advance(Duration::from_secs(10)).await;
+        }
+        assert!(checked <= 20, "{checked} guesses checked in five minutes");
+        assert!(checked < 30, "the guessing is slowed down");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn at_most_twenty_guesses_an_hour_whatever_the_attacker_does() {
+        let limits = Limits::new(&RateLimitConfig::default());
+        // A fresh address for every guess, one guess a second, for three hours.
+        let mut checked_at = Vec::new();
+        for second in 0..3 * 3600u32 {
+            if guess(&limits, ip(second)).await {
+                checked_at.push(second);
+            }
+            if second % 600 == 0 {
+                assert!(victim_signs_in(&limits).await, "at {second} s");
+            }
+            tokio::time::advance(Duration::from_secs(1)).await;
+        }
+        for (i, start) in checked_at.iter().enumerate() {
+            let in_hour = checked_at[i..]
+                .iter()
+                .take_while(|at| **at < start + 3600)
+                .count();
+            assert!(
+                in_hour <= 20,
+                "{in_hour} guesses in the hour from {start} s"
+            );
+        }
+        assert!(checked_at.len() >= 30, "the budget comes back over time");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failures_per_address_and_account_and_per_device_are_bounded() {
+        let limits = Limits::new(&RateLimitConfig {
+            sign_in_per_address: Limit::new(100, 60),
+            ..config()
+        });
+        let address = ip(1);
+        // Two failures (the quota) from one address on one account.
+        let subjects = limits.sign_in_subjects(Some(&address), VICTIM, Some(DEVICE));
+        for _ in 0..2 {
+            assert!(limits.sign_in_allowed(&subjects).await.is_ok());
+            limits.sign_in_failed(&subjects).await;
+        }
+        assert!(limits.sign_in_allowed(&subjects).await.is_err());
+        // The same address on another account, and the device from another address…
+        let other_account = limits.sign_in_subjects(Some(&address), "louis@example.com", None);
+        assert!(limits.sign_in_allowed(&other_account).await.is_ok());
+        let elsewhere = limits.sign_in_subjects(Some(&ip(2)), VICTIM, Some(DEVICE));
+        // …which has spent its own failures: a stolen device cookie is bounded too.
+        assert!(limits.sign_in_allowed(&elsewhere).await.is_err());
+        let fresh = limits.sign_in_subjects(Some(&ip(2)), VICTIM, Some(b"another browser"));
+        assert!(limits.sign_in_allowed(&fresh).await.is_ok());
+        // A failure is earned back with time.
+        tokio::time::advance(Duration::from_secs(31)).await;
+        assert!(limits.sign_in_allowed(&subjects).await.is_ok());
+    }
+
+    #[test]
+    fn nothing_depends_on_the_account_existing() {
+        // The subjects are keyed hashes of what was typed: the same work and
+        // the same decisions for any e-mail.
         let limits = Limits::new(&config());
-        let account = limits.account("x@example.com");
-        let other = limits.account("y@example.com");
-        assert!(limits.account_allowed(&account).await.is_ok());
-        assert!(limits.sign_in_failed(&account).await.is_ok());
-        assert!(limits.account_allowed(&account).await.is_ok());
-        let wait = limits.sign_in_failed(&account).await.unwrap_err();
-        assert!(
-            wait > Duration::ZERO && wait <= Duration::from_secs(30),
-            "{wait:?}"
+        let a = limits.sign_in_subjects(Some(&ip(1)), " Camille@Example.com", None);
+        let b = limits.sign_in_subjects(Some(&ip(1)), "camille@example.com", None);
+        assert_eq!(a.account.local, b.account.local);
+        assert_eq!(
+            a.pair.as_ref().unwrap().local,
+            b.pair.as_ref().unwrap().local
         );
-        assert!(limits.account_allowed(&account).await.is_err());
-        assert!(limits.account_allowed(&other).await.is_ok());
+        let c = limits.sign_in_subjects(Some(&ip(2)), "camille@example.com", None);
+        assert_ne!(a.pair.unwrap().local, c.pair.unwrap().local);
     }
 
     #[tokio::test]

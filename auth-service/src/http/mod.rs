@@ -6,6 +6,7 @@
 
 mod authorize;
 mod cookies;
+mod device;
 mod endpoints;
 mod limits;
 mod page;
@@ -40,22 +41,27 @@ pub struct HttpState {
     pub secure_cookies: bool,
     /// Brute-force limits (in process).
     pub limits: limits::Limits,
+    /// Recognises the browsers that have signed in to an account before.
+    pub devices: device::Devices,
     metadata: String,
 }
 
 pub type Shared = Arc<HttpState>;
 
 impl HttpState {
-    pub fn new(oauth: OAuthServer) -> HttpState {
+    /// `device_secrets`: the secrets the device-cookie keys derive from,
+    /// newest first (none: a per-process random key).
+    pub fn new(oauth: OAuthServer, device_secrets: &[&[u8]]) -> Result<HttpState, AuthError> {
         let secure_cookies = oauth.issuer().starts_with("https://");
         let metadata = metadata(&oauth).to_string();
         let limits = limits::Limits::new(&oauth.config().rate_limits);
-        HttpState {
+        Ok(HttpState {
             oauth,
             secure_cookies,
             limits,
+            devices: device::Devices::new(device_secrets)?,
             metadata,
-        }
+        })
     }
 }
 

@@ -25,15 +25,51 @@ use tower_http::sensitive_headers::{
 };
 use tower_http::timeout::TimeoutLayer;
 
+use chataigne_common::hardening;
+use tower_http::set_header::SetResponseHeaderLayer;
+
 use crate::config::HttpServerConfig;
 use crate::http_log;
 use crate::metrics::AuthMetrics;
 
-/// Wraps the authorization server's routes in its layers.
-pub fn public(routes: Router, config: &HttpServerConfig, metrics: Arc<AuthMetrics>) -> Router {
+/// Wraps the authorization server's routes in its layers; `hsts`: the
+/// `Strict-Transport-Security` of every answer, when it applies
+/// (`chataigne_common::hardening::hsts`).
+pub fn public(
+    routes: Router,
+    config: &HttpServerConfig,
+    metrics: Arc<AuthMetrics>,
+    hsts: Option<HeaderValue>,
+) -> Router {
     let body_timeout = config.connections.body_read_timeout();
     routes.layer(
         ServiceBuilder::new()
+            // Every answer, the refusals of the layers below included:
+            // `X-Content-Type-Options: nosniff`, so no browser reads a JSON
+            // answer or an error as a script or a page.
+            .layer(SetResponseHeaderLayer::overriding(
+                header::X_CONTENT_TYPE_OPTIONS,
+                hardening::nosniff(),
+            ))
+            // Every answer, when the listener serves TLS or the issuer is
+            // https: `Strict-Transport-Security` for a year, so a browser
+            // never signs in over plain HTTP to this host again.
+            .option_layer(hsts.map(|hsts| {
+                SetResponseHeaderLayer::overriding(header::STRICT_TRANSPORT_SECURITY, hsts)
+            }))
+            // Every answer that does not say otherwise (only the public
+            // JWKS and metadata documents do): `Cache-Control: no-store`, so
+            // no token, consent or refusal is kept by a cache, the refusals
+            // of the layers below included.
+            .layer(SetResponseHeaderLayer::if_not_present(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("no-store"),
+            ))
+            // Every HTML page (sign-in, consent, errors): a CSP with
+            // `frame-ancestors 'none'`, `X-Frame-Options` and
+            // `Referrer-Policy`, so no page is framed (clickjacking) and no
+            // authorization request leaks in a referrer.
+            .layer(middleware::from_fn(hardening::html_page_policies))
             // Marks credentials (client secrets in `Authorization: Basic`,
             // the sign-in cookie) and the cookies this server sets as
             // sensitive, so no layer below (traces, debug output) prints them.
@@ -208,7 +244,12 @@ mod tests {
                     "never"
                 }),
             );
-        public(routes, &config(), Arc::new(AuthMetrics::new().unwrap()))
+        public(
+            routes,
+            &config(),
+            Arc::new(AuthMetrics::new().unwrap()),
+            None,
+        )
     }
 
     async fn text(response: Response) -> String {
@@ -307,7 +348,12 @@ mod tests {
                 response
             }),
         );
-        let app = public(routes, &config(), Arc::new(AuthMetrics::new().unwrap()));
+        let app = public(
+            routes,
+            &config(),
+            Arc::new(AuthMetrics::new().unwrap()),
+            None,
+        );
         let response = app
             .oneshot(
                 Request::get("/seen")

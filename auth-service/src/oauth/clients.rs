@@ -85,9 +85,12 @@ impl OAuthServer {
     }
 }
 
-/// Whether `requested` is one of the client's redirect URIs: exact string
-/// match, except that a registered loopback IP URI without port matches the
-/// same URI on any port (RFC 8252 §7.3, native apps).
+/// Whether `requested` is one of the client's redirect URIs: the exact
+/// string, except that a registered loopback IP URI without port
+/// (`http://127.0.0.1/…`, `http://[::1]/…`) matches the same string with a
+/// port inserted after the host (RFC 8252 §7.3, native apps). Nothing is
+/// parsed or normalised: surrounding spaces, `http:/`, another case, another
+/// spelling of the address or the path are other strings, refused.
 pub fn redirect_uri_allowed(client: &ClientRecord, requested: &str) -> bool {
     client
         .redirect_uris
@@ -95,25 +98,40 @@ pub fn redirect_uri_allowed(client: &ClientRecord, requested: &str) -> bool {
         .any(|registered| registered == requested || loopback_any_port(registered, requested))
 }
 
+/// `requested` is `registered` (a loopback IP URI without port) with
+/// `:<port>` after the host: 1 to 65535 in digits, no leading zero.
 fn loopback_any_port(registered: &str, requested: &str) -> bool {
-    let (Ok(registered), Ok(requested)) = (url::Url::parse(registered), url::Url::parse(requested))
+    let Some(rest) = registered.strip_prefix("http://") else {
+        return false;
+    };
+    let host_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (host, tail) = rest.split_at(host_len);
+    let loopback_ip = host
+        .parse::<std::net::Ipv4Addr>()
+        .is_ok_and(|ip| ip.is_loopback())
+        || host
+            .strip_prefix('[')
+            .and_then(|inner| inner.strip_suffix(']'))
+            .and_then(|inner| inner.parse::<std::net::Ipv6Addr>().ok())
+            .is_some_and(|ip| ip.is_loopback());
+    if !loopback_ip {
+        return false;
+    }
+    let Some(after_host) = requested
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_prefix(host))
+        .and_then(|rest| rest.strip_prefix(':'))
     else {
         return false;
     };
-    let loopback_ip = matches!(
-        registered.host(),
-        Some(url::Host::Ipv4(ip)) if ip.is_loopback()
-    ) || matches!(registered.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback());
-    loopback_ip
-        && registered.scheme() == "http"
-        && requested.scheme() == "http"
-        && registered.port().is_none()
-        && registered.host() == requested.host()
-        && registered.path() == requested.path()
-        && registered.query() == requested.query()
-        && requested.fragment().is_none()
-        && requested.username().is_empty()
-        && requested.password().is_none()
+    let digits = after_host
+        .bytes()
+        .take_while(|byte| byte.is_ascii_digit())
+        .count();
+    let (port, requested_tail) = after_host.split_at(digits);
+    !port.starts_with('0')
+        && port.parse::<u16>().is_ok_and(|port| port > 0)
+        && requested_tail == tail
 }
 
 #[cfg(test)]
@@ -165,5 +183,46 @@ mod tests {
         ] {
             assert!(!redirect_uri_allowed(&c, other), "{other}");
         }
+    }
+
+    #[test]
+    fn uris_that_merely_parse_to_a_registered_one_are_refused() {
+        let c = client(&[
+            "http://127.0.0.1/callback",
+            "http://[::1]/cb",
+            "https://app.example/cb",
+        ]);
+        for trick in [
+            " http://127.0.0.1:5000/callback",
+            "http://127.0.0.1:5000/callback ",
+            "http://127.0.0.1:5000/callback\t",
+            "http:/127.0.0.1:5000/callback",
+            "http:127.0.0.1:5000/callback",
+            "HTTP://127.0.0.1:5000/callback",
+            "http://127.0.0.1:5000/Callback",
+            "http://127.0.0.1:5000/./callback",
+            "http://127.0.0.1:5000/%63allback",
+            "http://127.0.0.1:5000//callback",
+            "http://127.1:5000/callback",
+            "http://0x7f.0.0.1:5000/callback",
+            "http://127.000.000.001:5000/callback",
+            "http://127.0.0.1:05000/callback",
+            "http://127.0.0.1:0/callback",
+            "http://127.0.0.1:65536/callback",
+            "http://127.0.0.1:/callback",
+            "http://127.0.0.1:5000:6000/callback",
+            "http://[0:0:0:0:0:0:0:1]:5000/cb",
+            "http://[::1]:5000/cb#f",
+            " https://app.example/cb",
+            "https://app.example/cb ",
+            "https:/app.example/cb",
+            "https://app.example./cb",
+            "https://app.example:443/cb",
+            "HTTPS://app.example/cb",
+        ] {
+            assert!(!redirect_uri_allowed(&c, trick), "{trick:?}");
+        }
+        assert!(redirect_uri_allowed(&c, "http://127.0.0.1:65535/callback"));
+        assert!(redirect_uri_allowed(&c, "http://[::1]:1/cb"));
     }
 }

@@ -59,6 +59,7 @@ async fn sign_in(
         request = request.header("x-forwarded-for", forwarded_for);
     }
     let response = request.send().await.unwrap();
+    b.keep(&response);
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     (status, headers, response.text().await.unwrap())
@@ -88,9 +89,9 @@ fn assert_sign_in_limited(response: &(u16, HeaderMap, String), max_secs: u64) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn failed_sign_ins_lock_the_account_not_the_others() {
+async fn a_browser_new_to_an_account_waits_once_its_budget_is_spent_and_others_do_not() {
     let h =
-        harness(|c| c.oauth.rate_limits.sign_in_failures_per_account = Limit::new(3, 900)).await;
+        harness(|c| c.oauth.rate_limits.sign_in_attempts_per_account = Limit::new(3, 900)).await;
     let mut b = Browser::new(&h);
     let page = sign_in_page(&mut b).await;
     // Three failures, the email written three ways (one account).
@@ -103,9 +104,11 @@ async fn failed_sign_ins_lock_the_account_not_the_others() {
         assert_eq!(status, 401, "{html}");
         assert!(html.contains("not correct"));
     }
-    // The right password is refused now, before any check.
+    // From a browser that has never signed in to it, the right password
+    // now waits, and the page says how long.
     let refused = sign_in(&mut b, &page, MANAGER_EMAIL, DEMO_PASSWORD, None).await;
-    assert_sign_in_limited(&refused, 900);
+    assert_sign_in_limited(&refused, 300);
+    assert!(refused.2.contains("Wait 5 minutes"), "{}", refused.2);
     assert!(
         refused.1.get("set-cookie").is_none(),
         "no session for a refused attempt"
@@ -168,6 +171,183 @@ async fn behind_a_trusted_proxy_the_forwarded_client_is_the_key() {
     )
     .await;
     assert_sign_in_limited(&again, 600);
+}
+
+/// A harness behind a trusted proxy (loopback), so that each request may
+/// name its client address in `X-Forwarded-For`, with default limits.
+async fn behind_proxy() -> Harness {
+    harness(|c| c.oauth.rate_limits.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()]).await
+}
+
+/// The victim's own browser: signed in once (from its home address) and so
+/// holding the account's device cookie.
+async fn victims_browser(h: &Harness) -> (Browser, String) {
+    let mut victim = Browser::new(h);
+    let page = sign_in_page(&mut victim).await;
+    let first = sign_in(&mut victim, &page, MANAGER_EMAIL, DEMO_PASSWORD, Some(HOME)).await;
+    assert_eq!(first.0, 303, "{}", first.2);
+    let device = first
+        .1
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .find(|v| v.starts_with(&format!("{DEVICE_COOKIE}=")))
+        .expect("a device cookie");
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/", "Secure"] {
+        assert!(device.contains(attribute), "{device}");
+    }
+    assert!(
+        !device.contains("camille"),
+        "the account is not named: {device}"
+    );
+    (victim, page)
+}
+
+const HOME: &str = "192.0.2.10";
+
+/// The device cookie's name on the harness's https issuer.
+const DEVICE_COOKIE: &str = "__Host-chataigne_as_device";
+
+async fn victim_signs_in(victim: &mut Browser, page: &str, when: &str) {
+    let (status, _, html) = sign_in(victim, page, MANAGER_EMAIL, DEMO_PASSWORD, Some(HOME)).await;
+    assert_eq!(status, 303, "the victim is kept out {when}: {html}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_wrong_passwords_from_ten_addresses_do_not_keep_the_victim_out() {
+    let h = behind_proxy().await;
+    let (mut victim, victim_page) = victims_browser(&h).await;
+    // The burst: ten wrong passwords from ten addresses at once.
+    let mut attacker = Browser::new(&h);
+    let attack_page = sign_in_page(&mut attacker).await;
+    let burst = (1..=10).map(|n| {
+        let mut browser = Browser {
+            http: attacker.http.clone(),
+            base: attacker.base.clone(),
+            cookies: attacker.cookies.clone(),
+        };
+        let page = attack_page.clone();
+        async move {
+            let address = format!("198.51.100.{n}");
+            sign_in(&mut browser, &page, MANAGER_EMAIL, "guess", Some(&address)).await
+        }
+    });
+    let answers = futures::future::join_all(burst).await;
+    for (status, _, html) in &answers {
+        assert!([401, 429].contains(status), "{status}: {html}");
+    }
+    victim_signs_in(&mut victim, &victim_page, "after the burst").await;
+    // The account's budget is spent (the victim's first sign-in and the
+    // burst): a browser that never signed in to it waits, told how long,
+    // while the victim's keeps signing in, every time.
+    let mut stranger = Browser::new(&h);
+    let stranger_page = sign_in_page(&mut stranger).await;
+    for n in 11..=15 {
+        let address = format!("198.51.100.{n}");
+        let refused = sign_in(
+            &mut attacker,
+            &attack_page,
+            MANAGER_EMAIL,
+            "guess",
+            Some(&address),
+        )
+        .await;
+        assert_sign_in_limited(&refused, 3600);
+        victim_signs_in(&mut victim, &victim_page, &format!("after guess {n}")).await;
+    }
+    let waiting = sign_in(
+        &mut stranger,
+        &stranger_page,
+        MANAGER_EMAIL,
+        DEMO_PASSWORD,
+        Some("203.0.113.5"),
+    )
+    .await;
+    assert_sign_in_limited(&waiting, 3600);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_cookie_is_for_its_account_and_a_forged_one_is_not_recognised() {
+    let h =
+        harness(|c| c.oauth.rate_limits.sign_in_attempts_per_account = Limit::new(1, 900)).await;
+    let mut victim = Browser::new(&h);
+    let page = sign_in_page(&mut victim).await;
+    let (status, _, _) = sign_in(&mut victim, &page, MANAGER_EMAIL, DEMO_PASSWORD, None).await;
+    assert_eq!(status, 303);
+    // Both accounts' budgets spent by browsers without a device cookie.
+    for email in [MANAGER_EMAIL, STAFF_EMAIL, STAFF_EMAIL] {
+        let mut other = Browser::new(&h);
+        let other_page = sign_in_page(&mut other).await;
+        sign_in(&mut other, &other_page, email, "guess", None).await;
+    }
+    // The victim's browser signs in to its account, not to another one.
+    let (status, _, _) = sign_in(&mut victim, &page, MANAGER_EMAIL, DEMO_PASSWORD, None).await;
+    assert_eq!(status, 303);
+    let other = sign_in(&mut victim, &page, STAFF_EMAIL, DEMO_PASSWORD, None).await;
+    assert_sign_in_limited(&other, 900);
+    // A forged or altered device cookie counts as none.
+    let mut forger = Browser::new(&h);
+    let forger_page = sign_in_page(&mut forger).await;
+    let genuine = victim
+        .cookies
+        .iter()
+        .find(|(k, _)| k == DEVICE_COOKIE)
+        .map(|(_, v)| v.clone())
+        .expect("the victim's device cookie");
+    let altered = format!("{}A", genuine);
+    for value in [altered.as_str(), "v1.AAAA.AAAA.9999999999.AAAA"] {
+        forger.cookies.retain(|(k, _)| k != DEVICE_COOKIE);
+        forger
+            .cookies
+            .push((DEVICE_COOKIE.to_owned(), value.to_owned()));
+        let refused = sign_in(
+            &mut forger,
+            &forger_page,
+            MANAGER_EMAIL,
+            DEMO_PASSWORD,
+            None,
+        )
+        .await;
+        assert_sign_in_limited(&refused, 900);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn known_and_unknown_emails_get_the_same_answers_and_timing() {
+    let h =
+        harness(|c| c.oauth.rate_limits.sign_in_attempts_per_account = Limit::new(3, 900)).await;
+    let mut b = Browser::new(&h);
+    let page = sign_in_page(&mut b).await;
+    let mut timings = Vec::new();
+    let mut answers = Vec::new();
+    for email in [MANAGER_EMAIL, "nobody.here@bistro.example"] {
+        let mut took = Vec::new();
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            let started = std::time::Instant::now();
+            let (status, _, html) = sign_in(&mut b, &page, email, "wrong password", None).await;
+            took.push(started.elapsed());
+            seen.push((
+                status,
+                html.contains("not correct"),
+                html.contains("Too many"),
+            ));
+        }
+        took.sort();
+        timings.push(took[1]);
+        answers.push(seen);
+    }
+    assert_eq!(
+        answers[0], answers[1],
+        "the same answers, refusals included"
+    );
+    assert_eq!(answers[0][0], (401, true, false));
+    assert_eq!(answers[0][3].0, 429);
+    let (known, unknown) = (timings[0].as_secs_f64(), timings[1].as_secs_f64());
+    assert!(
+        unknown > known / 3.0 && unknown < known * 3.0,
+        "a password is checked either way: {known} s vs {unknown} s"
+    );
 }
 
 /// POSTs `form` to `path`; returns status, headers and JSON body.

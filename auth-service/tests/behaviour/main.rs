@@ -5,6 +5,7 @@
 
 mod support;
 
+mod answers;
 mod authenticate;
 mod authorize;
 mod cleanup;

@@ -95,8 +95,28 @@ async fn authorization_requests_are_checked(h: &Harness) {
         ),
         ("33418%2Fcallback".to_owned(), "33418%2Fother".to_owned()),
         ("127.0.0.1%3A33418".to_owned(), "evil.example".to_owned()),
+        // URIs that merely parse to the registered one: surrounding spaces,
+        // `http:/`, another case, another spelling of the address, a port
+        // with a leading zero.
+        (
+            "redirect_uri=http".to_owned(),
+            "redirect_uri=%20http".to_owned(),
+        ),
+        (
+            "33418%2Fcallback".to_owned(),
+            "33418%2Fcallback%20".to_owned(),
+        ),
+        ("http%3A%2F%2F127".to_owned(), "http%3A%2F127".to_owned()),
+        ("http%3A%2F%2F127".to_owned(), "HTTP%3A%2F%2F127".to_owned()),
+        ("127.0.0.1%3A33418".to_owned(), "127.1%3A33418".to_owned()),
+        (
+            "127.0.0.1%3A33418".to_owned(),
+            "127.0.0.1%3A033418".to_owned(),
+        ),
     ] {
-        let (status, headers, _) = b.get(&base.replace(&from, &to)).await;
+        let request = base.replace(&from, &to);
+        assert_ne!(request, base, "{to}");
+        let (status, headers, _) = b.get(&request).await;
         assert_eq!(status, 400, "{to}");
         assert!(headers.get("location").is_none());
     }

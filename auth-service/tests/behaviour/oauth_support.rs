@@ -49,7 +49,7 @@ impl Browser {
             .join("; ")
     }
 
-    fn keep(&mut self, response: &reqwest::Response) {
+    pub fn keep(&mut self, response: &reqwest::Response) {
         for value in response.headers().get_all("set-cookie") {
             let value = value.to_str().unwrap();
             let (pair, _) = value.split_once(';').unwrap_or((value, ""));

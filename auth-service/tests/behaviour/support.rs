@@ -49,6 +49,8 @@ pub fn config(url: &str) -> Config {
     config.database.url = SecretString::from(url.to_owned());
     config.issuer = "https://auth.chataigne.test".to_owned();
     config.seed_demo = true;
+    // The demo data and the loopback metadata switch on PostgreSQL too.
+    config.allow_insecure_development = true;
     config.oauth.allowed_resources = vec![RESOURCE.to_owned()];
     config.oauth.client_metadata_allow_http_loopback = true;
     config.keys.encryption_key = Some(SecretString::from(TEST_KEK));

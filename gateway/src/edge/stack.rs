@@ -14,6 +14,9 @@ use http::header;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use chataigne_common::hardening;
 
 use crate::edge::allowlist::{self, Policy};
 use crate::error::GatewayError;
@@ -29,6 +32,22 @@ pub fn public(routes: Router, state: &SharedState) -> Router {
     let request_timeout = config.deadlines.request() + Duration::from_secs(2);
     routes.layer(
         ServiceBuilder::new()
+            // Every answer, the refusals of the layers below included:
+            // `X-Content-Type-Options: nosniff`, so no browser reads a
+            // JSON-RPC answer or an error as a script or a page.
+            .layer(SetResponseHeaderLayer::overriding(
+                header::X_CONTENT_TYPE_OPTIONS,
+                hardening::nosniff(),
+            ))
+            // Every answer, when the listener serves TLS or a public URL is
+            // https: `Strict-Transport-Security` for a year.
+            .option_layer(config.hsts().map(|hsts| {
+                SetResponseHeaderLayer::overriding(header::STRICT_TRANSPORT_SECURITY, hsts)
+            }))
+            // Every HTML answer (none is expected): a CSP with
+            // `frame-ancestors 'none'`, `X-Frame-Options` and
+            // `Referrer-Policy`, so nothing this listener answers is framed.
+            .layer(middleware::from_fn(hardening::html_page_policies))
             // Finds each request's client address (for the per-address limit)
             // and refuses, with an empty 403 before any other work, clients
             // outside the source-address allowlist that only

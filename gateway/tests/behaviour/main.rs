@@ -10,6 +10,7 @@
 mod support;
 
 mod allowlist;
+mod answers;
 mod auth;
 mod config_check;
 mod connections;

@@ -82,6 +82,15 @@ async fn the_public_listener_serves_https_with_the_configured_certificate() {
     )
     .await;
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let lower = response.to_ascii_lowercase();
+    assert!(
+        lower.contains("strict-transport-security: max-age=31536000\r\n"),
+        "a listener serving TLS sends HSTS, its public URL derived: {response}"
+    );
+    assert!(
+        lower.contains("x-content-type-options: nosniff"),
+        "{response}"
+    );
     assert!(
         response.contains(&format!("\"resource\":\"https://127.0.0.1:{port}/mcp/v1\"")),
         "the canonical URL is https when the listener terminates TLS: {response}"

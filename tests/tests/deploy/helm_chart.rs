@@ -162,8 +162,9 @@ fn secret_value(name: &str) -> String {
         // The auth-service's key-encryption key: base64 of 32 bytes.
         "Y2hhdGFpZ25lIHRlc3Qga2V5LWVuY3J5cHRpb24gayE=".to_owned()
     } else {
-        // Keys and secrets: long enough for every service's bound.
-        "k".repeat(48)
+        // Keys and secrets: long enough for every service's bound and not
+        // guessable (a repeated or sequential value is refused).
+        "q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF5f0c9a3e7b1d2846".to_owned()
     }
 }
 

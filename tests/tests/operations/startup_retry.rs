@@ -41,8 +41,8 @@ async fn the_tool_service_waits_for_a_database_that_comes_up_late_then_serves() 
     let mut config = chataigne_tools::Config::default();
     config.database.url = SecretString::from(url.replacen(&real, &late, 1));
     config.database.connect_timeout_ms = 1_000;
-    config.idempotency.secret = Some(SecretString::from("i".repeat(32)));
-    config.cursor.keys = vec![SecretString::from("c".repeat(32))];
+    config.idempotency.secret = Some(SecretString::from("q8J1r0-Zk2VwYh4uN7bT3sXeLm9PaCdF"));
+    config.cursor.keys = vec![SecretString::from("5f0c9a3e7b1d2846c0e9f7a3b5d1e2c4")];
     config.startup = patient();
     let building = tokio::spawn(async move { chataigne_tools::ToolService::build(&config).await });
 

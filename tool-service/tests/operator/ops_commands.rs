@@ -126,11 +126,11 @@ mod config_check {
     );
     const IDEMPOTENCY: (&str, &str) = (
         "CHATAIGNE_IDEMPOTENCY__SECRET",
-        "idempotency-secret-0123456789abcdef",
+        "idempotency-secret-q8J1r0Zk2VwYh4uN7b",
     );
     const CURSORS: (&str, &str) = (
         "CHATAIGNE_CURSOR__KEYS",
-        "cursor-key-0123456789abcdef01234567",
+        "cursor-key-5f0c9a3e7b1d2846c0e9f7a3b5",
     );
 
     #[test]

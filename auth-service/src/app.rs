@@ -149,11 +149,10 @@ impl AuthApp {
             },
             shutdown.clone(),
         );
-        let hsts = chataigne_common::hardening::hsts(
-            config.http_tls.is_some(),
-            &config.resolved_issuer(),
-            config.http.hsts_include_subdomains,
-        );
+        let hsts = chataigne_common::hardening::Hsts {
+            include_subdomains: config.http.hsts_include_subdomains,
+        }
+        .header(config.http_tls.is_some(), &config.resolved_issuer());
         let router = http::stack::public(
             http::router(self.inner.http.clone()),
             &config.http,

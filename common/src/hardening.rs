@@ -24,18 +24,27 @@ pub const HTML_CSP: &str =
 /// The `Referrer-Policy` of HTML pages: no referrer leaves them.
 pub const REFERRER_POLICY: &str = "no-referrer";
 
-/// The `Strict-Transport-Security` of a listener, when it applies: the
-/// listener serves TLS itself (`serves_tls`) or its public URL is https.
-pub fn hsts(serves_tls: bool, public_url: &str, include_subdomains: bool) -> Option<HeaderValue> {
-    if !(serves_tls || is_https(public_url)) {
-        return None;
+/// The HSTS policy a listener is configured with.
+#[derive(Debug, Clone, Copy)]
+pub struct Hsts {
+    /// Whether the policy covers the host's subdomains too.
+    pub include_subdomains: bool,
+}
+
+impl Hsts {
+    /// The `Strict-Transport-Security` of a listener, when it applies: the
+    /// listener serves TLS itself (`serves_tls`) or its public URL is https.
+    pub fn header(self, serves_tls: bool, public_url: &str) -> Option<HeaderValue> {
+        if !(serves_tls || is_https(public_url)) {
+            return None;
+        }
+        let value = if self.include_subdomains {
+            format!("max-age={HSTS_MAX_AGE_SECS}; includeSubDomains")
+        } else {
+            format!("max-age={HSTS_MAX_AGE_SECS}")
+        };
+        HeaderValue::from_str(&value).ok()
     }
-    let value = if include_subdomains {
-        format!("max-age={HSTS_MAX_AGE_SECS}; includeSubDomains")
-    } else {
-        format!("max-age={HSTS_MAX_AGE_SECS}")
-    };
-    HeaderValue::from_str(&value).ok()
 }
 
 /// Whether `url` is an https URL.
@@ -98,10 +107,18 @@ mod tests {
 
     #[test]
     fn hsts_applies_to_tls_listeners_and_https_public_urls_for_a_year() {
-        assert_eq!(hsts(false, "http://127.0.0.1:8080", false), None);
-        let https = hsts(false, "HTTPS://mcp.example", false).unwrap();
+        let host_only = Hsts {
+            include_subdomains: false,
+        };
+        assert_eq!(host_only.header(false, "http://127.0.0.1:8080"), None);
+        let https = host_only.header(false, "HTTPS://mcp.example").unwrap();
         assert_eq!(https, "max-age=31536000");
-        let tls = hsts(true, "http://127.0.0.1:8443", true).unwrap();
+        let with_subdomains = Hsts {
+            include_subdomains: true,
+        };
+        let tls = with_subdomains
+            .header(true, "http://127.0.0.1:8443")
+            .unwrap();
         assert_eq!(tls, "max-age=31536000; includeSubDomains");
     }
 

@@ -349,11 +349,10 @@ impl Config {
             .iter()
             .chain(self.endpoints.iter().filter_map(|e| e.public_url.as_ref()))
             .any(|url| chataigne_common::hardening::is_https(url));
-        chataigne_common::hardening::hsts(
-            self.tls.is_some() || https,
-            "",
-            self.hsts_include_subdomains,
-        )
+        chataigne_common::hardening::Hsts {
+            include_subdomains: self.hsts_include_subdomains,
+        }
+        .header(self.tls.is_some() || https, "")
     }
 
     /// The TLS files the gateway reads at start (`backend_tls`): readable

@@ -34,7 +34,7 @@ use crate::metrics::AuthMetrics;
 
 /// Wraps the authorization server's routes in its layers; `hsts`: the
 /// `Strict-Transport-Security` of every answer, when it applies
-/// (`chataigne_common::hardening::hsts`).
+/// (`chataigne_common::hardening::Hsts`).
 pub fn public(
     routes: Router,
     config: &HttpServerConfig,

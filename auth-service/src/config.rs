@@ -216,11 +216,15 @@ pub struct RateLimitConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitStoreConfig {
-    /// `redis://…` (may hold a password). Absent: counters in process, per
-    /// replica.
+    /// `redis://…` (or `rediss://…` for TLS), may hold a password; with
+    /// `cluster`, one seed node of the cluster. Absent: counters in process,
+    /// per replica.
     #[serde(serialize_with = "serialize_optional_secret")]
     #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub url: Option<SecretString>,
+    /// Whether `url` is a Redis Cluster (the cluster client routes each key
+    /// to its slot). Must match the server: a mismatch refuses to start.
+    pub cluster: bool,
     /// Prefix of every key, so that deployments can share a server.
     pub key_prefix: String,
     /// HMAC-SHA256 key under which addresses, accounts and client ids are
@@ -239,6 +243,7 @@ impl Default for LimitStoreConfig {
     fn default() -> Self {
         LimitStoreConfig {
             url: None,
+            cluster: false,
             key_prefix: "chataigne-auth".to_owned(),
             key_secret: None,
             connect_timeout_ms: 250,
@@ -254,8 +259,9 @@ impl LimitStoreConfig {
         };
         let url = url.expose_secret();
         anyhow::ensure!(
-            url.starts_with("redis://") && redis::Client::open(url).is_ok(),
-            "oauth.rate_limits.redis.url must be a redis:// URL"
+            (url.starts_with("redis://") || url.starts_with("rediss://"))
+                && redis::Client::open(url).is_ok(),
+            "oauth.rate_limits.redis.url must be a redis:// or rediss:// URL"
         );
         anyhow::ensure!(
             self.key_secret

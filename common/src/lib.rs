@@ -25,6 +25,7 @@ pub mod http_server;
 pub mod jws;
 pub mod metrics;
 pub mod probe;
+pub mod redis_store;
 pub mod scopes;
 pub mod secrets;
 pub mod shutdown;

@@ -94,6 +94,9 @@ pub async fn run(
         .clone()
         .unwrap_or_else(|| derived_origin(public_addr, config.tls.is_some()));
     let redis = RedisHandle::new(&config.redis)?;
+    if let Some(redis) = &redis {
+        redis.verify_at_start().await?;
+    }
     let backends = Backends::new(&config, redis.clone())?;
     let catalog = Catalog::new(
         backends.tools.clone(),

@@ -12,11 +12,15 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedisConfig {
-    /// `redis://…` (or `rediss://…`), may hold a password; unset: in-process
-    /// stores (one replica only).
+    /// `redis://…` (or `rediss://…` for TLS), may hold a password; with
+    /// `cluster`, one seed node of the cluster (e.g. a managed service's
+    /// configuration endpoint). Unset: in-process stores (one replica only).
     #[serde(serialize_with = "chataigne_common::secrets::serialize_optional_secret")]
     #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub url: Option<SecretString>,
+    /// Whether `url` is a Redis Cluster (the cluster client routes each key
+    /// to its slot). Must match the server: a mismatch refuses to start.
+    pub cluster: bool,
     /// Bound of one connection attempt; a dead Redis fails this fast.
     pub connect_timeout_ms: u64,
     /// Bound of one command's answer.
@@ -29,6 +33,7 @@ impl Default for RedisConfig {
     fn default() -> Self {
         RedisConfig {
             url: None,
+            cluster: false,
             connect_timeout_ms: 250,
             response_timeout_ms: 250,
             key_prefix: "chataigne".to_owned(),
@@ -71,6 +76,10 @@ pub fn validate(redis: &RedisConfig) -> anyhow::Result<()> {
             "redis.url must start with redis:// or rediss://"
         );
     }
+    anyhow::ensure!(
+        !redis.key_prefix.is_empty() && !redis.key_prefix.contains(['{', '}']),
+        "redis.key_prefix must be non-empty and hold no braces (it is the hash tag on a cluster)"
+    );
     anyhow::ensure!(
         redis.connect_timeout_ms > 0 && redis.response_timeout_ms > 0,
         "redis timeouts must be greater than zero"

@@ -1,0 +1,271 @@
+//! The Redis connection the services share their limit counters through: a
+//! standalone server (one connection manager) or a Redis Cluster (the
+//! cluster client, which routes each command to its key's slot and follows
+//! `MOVED`/`ASK` on resharding), chosen by the `cluster` setting next to the
+//! URL; `rediss://` connects over TLS in both modes. With a cluster the URL
+//! names one seed node (a managed service's configuration endpoint): the
+//! client discovers the others from it.
+//!
+//! Connections are lazy — a service starts while Redis is down — and every
+//! command is bounded by a timeout. A server of the wrong mode cannot be
+//! served correctly (a cluster driven as one server answers `MOVED` or
+//! `CROSSSLOT`; a standalone server has no slots for the cluster client), so
+//! the first server that answers is asked `INFO cluster` and compared with
+//! the configuration: at start-up ([`RedisStore::verify_at_start`]) a mismatch
+//! refuses to start with a message naming the setting; found later (Redis was
+//! down at start) it fails every command with that message.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
+use redis::{AsyncConnectionConfig, FromRedisValue, ScriptInvocation};
+use tokio::sync::OnceCell;
+
+/// How a service reaches its Redis.
+#[derive(Debug, Clone, Copy)]
+pub struct RedisOptions<'a> {
+    /// `redis://` or `rediss://` URL (of one seed node with `cluster`).
+    pub url: &'a str,
+    /// Whether the server is a Redis Cluster.
+    pub cluster: bool,
+    /// Bound of one connection attempt.
+    pub connect_timeout: Duration,
+    /// Bound of one command's answer.
+    pub response_timeout: Duration,
+    /// The configuration section of these settings (`redis`,
+    /// `oauth.rate_limits.redis`), named in every message about them.
+    pub section: &'static str,
+}
+
+/// Why a command did not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum RedisFailure {
+    #[error("redis command timed out")]
+    Timeout,
+    /// The server's mode is not the configured one.
+    #[error("{0}")]
+    WrongMode(String),
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+/// A cheap-to-clone handle on the shared connection.
+#[derive(Clone)]
+pub struct RedisStore {
+    connection: Connection,
+    /// Plain connections to the configured node, for the mode check.
+    seed: redis::Client,
+    cluster: bool,
+    connect_timeout: Duration,
+    response_timeout: Duration,
+    /// Outer bound of one command, (re)connection included.
+    command_timeout: Duration,
+    section: &'static str,
+    /// The outcome of the mode check, once a server has answered it.
+    mode: Arc<OnceCell<Result<(), String>>>,
+}
+
+#[derive(Clone)]
+enum Connection {
+    Standalone(ConnectionManager),
+    Cluster {
+        client: ClusterClient,
+        connection: Arc<OnceCell<ClusterConnection>>,
+    },
+}
+
+/// Whether `info` (the answer to `INFO cluster`) is a cluster node's.
+fn is_cluster(info: &str) -> bool {
+    info.lines().any(|line| line.trim() == "cluster_enabled:1")
+}
+
+impl RedisStore {
+    /// Prepares the connection without connecting; an unusable URL is an
+    /// error naming the setting (never the URL, which may hold a password).
+    pub fn new(options: RedisOptions<'_>) -> anyhow::Result<RedisStore> {
+        let section = options.section;
+        let invalid = || anyhow::anyhow!("{section}.url is not a valid redis:// or rediss:// URL");
+        if options.url.starts_with("rediss://") {
+            // Redis's TLS takes the process's default provider.
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        }
+        let seed = redis::Client::open(options.url).map_err(|_| invalid())?;
+        let connection = if options.cluster {
+            let client = ClusterClient::builder([options.url])
+                .connection_timeout(options.connect_timeout)
+                .response_timeout(options.response_timeout)
+                .retries(1)
+                .min_retry_wait(10)
+                .max_retry_wait(100)
+                .build()
+                .map_err(|_| invalid())?;
+            Connection::Cluster {
+                client,
+                connection: Arc::new(OnceCell::new()),
+            }
+        } else {
+            let config = ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(options.connect_timeout))
+                .set_response_timeout(Some(options.response_timeout))
+                .set_number_of_retries(1)
+                .set_min_delay(Duration::from_millis(10))
+                .set_max_delay(Duration::from_millis(100));
+            Connection::Standalone(
+                ConnectionManager::new_lazy_with_config(seed.clone(), config)
+                    .map_err(|_| invalid())?,
+            )
+        };
+        Ok(RedisStore {
+            connection,
+            seed,
+            cluster: options.cluster,
+            connect_timeout: options.connect_timeout,
+            response_timeout: options.response_timeout,
+            command_timeout: options.connect_timeout * 2
+                + options.response_timeout
+                + Duration::from_millis(100),
+            section,
+            mode: Arc::new(OnceCell::new()),
+        })
+    }
+
+    /// Whether the configuration names a cluster.
+    pub fn is_cluster(&self) -> bool {
+        self.cluster
+    }
+
+    /// Checks the server's mode against the configuration, when it answers
+    /// now: a mismatch is an error naming the setting; an unreachable Redis
+    /// is not (the service starts while Redis is down, and checks once it
+    /// answers).
+    pub async fn verify_at_start(&self) -> anyhow::Result<()> {
+        match tokio::time::timeout(self.command_timeout, self.checked_mode()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(RedisFailure::WrongMode(message))) => Err(anyhow::anyhow!(message)),
+            Ok(Err(error)) => {
+                tracing::warn!(section = self.section, %error, "redis unreachable at start: its mode is checked once it answers");
+                Ok(())
+            }
+            Err(_) => {
+                tracing::warn!(
+                    section = self.section,
+                    "redis unreachable at start: its mode is checked once it answers"
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// The mode check, asked of the configured node once it answers.
+    async fn checked_mode(&self) -> Result<(), RedisFailure> {
+        let outcome = self
+            .mode
+            .get_or_try_init(|| async {
+                let config = AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(self.connect_timeout))
+                    .set_response_timeout(Some(self.response_timeout));
+                let mut connection = self
+                    .seed
+                    .get_multiplexed_async_connection_with_config(&config)
+                    .await?;
+                let info: String = redis::cmd("INFO")
+                    .arg("cluster")
+                    .query_async(&mut connection)
+                    .await?;
+                let section = self.section;
+                Ok::<_, redis::RedisError>(match (self.cluster, is_cluster(&info)) {
+                    (true, false) => Err(format!(
+                        "{section}.cluster is true but the Redis at {section}.url is not a Redis Cluster: set {section}.cluster = false"
+                    )),
+                    (false, true) => Err(format!(
+                        "the Redis at {section}.url is a Redis Cluster: set {section}.cluster = true"
+                    )),
+                    _ => Ok(()),
+                })
+            })
+            .await?;
+        outcome.clone().map_err(RedisFailure::WrongMode)
+    }
+
+    /// Runs a prepared script invocation, bounded by the command timeout
+    /// (connection and mode check included).
+    pub async fn invoke<T: FromRedisValue>(
+        &self,
+        invocation: &ScriptInvocation<'_>,
+    ) -> Result<T, RedisFailure> {
+        let run = async {
+            self.checked_mode().await?;
+            Ok(match &self.connection {
+                Connection::Standalone(manager) => {
+                    invocation.invoke_async(&mut manager.clone()).await?
+                }
+                Connection::Cluster { client, connection } => {
+                    let connection = connection
+                        .get_or_try_init(|| client.get_async_connection())
+                        .await?;
+                    invocation.invoke_async(&mut connection.clone()).await?
+                }
+            })
+        };
+        tokio::time::timeout(self.command_timeout, run)
+            .await
+            .unwrap_or(Err(RedisFailure::Timeout))
+    }
+
+    /// Whether Redis answers `PING` (on every primary of a cluster) and is
+    /// of the configured mode.
+    pub async fn ping(&self) -> bool {
+        let run = async {
+            self.checked_mode().await?;
+            let ping = redis::cmd("PING");
+            match &self.connection {
+                Connection::Standalone(manager) => {
+                    ping.query_async::<String>(&mut manager.clone()).await?;
+                }
+                Connection::Cluster { client, connection } => {
+                    let connection = connection
+                        .get_or_try_init(|| client.get_async_connection())
+                        .await?;
+                    ping.query_async::<String>(&mut connection.clone()).await?;
+                }
+            }
+            Ok::<_, RedisFailure>(())
+        };
+        matches!(
+            tokio::time::timeout(self.command_timeout, run).await,
+            Ok(Ok(()))
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mode_is_read_from_info_cluster() {
+        assert!(is_cluster("# Cluster\r\ncluster_enabled:1\r\n"));
+        assert!(!is_cluster("# Cluster\r\ncluster_enabled:0\r\n"));
+        assert!(!is_cluster(""));
+    }
+
+    #[test]
+    fn an_invalid_url_names_the_setting_not_the_url() {
+        let options = RedisOptions {
+            url: "redis://:hunter2@[bad",
+            cluster: false,
+            connect_timeout: Duration::from_millis(10),
+            response_timeout: Duration::from_millis(10),
+            section: "redis",
+        };
+        let Err(error) = RedisStore::new(options) else {
+            panic!("an invalid URL is refused");
+        };
+        let message = error.to_string();
+        assert!(message.contains("redis.url"), "{message}");
+        assert!(!message.contains("hunter2"), "{message}");
+    }
+}

@@ -131,7 +131,11 @@ pub async fn run(
         let _ = stop.send(true);
     });
     // The breakers' probes, until shutdown.
-    state.backends.watch(&state.metrics, &stopped);
+    state.backends.watch(
+        &state.metrics,
+        &stopped,
+        state.config.rate_limits.on_store_failure,
+    );
     let wait = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
         let _ = stopped.wait_for(|stop| *stop).await;
     };

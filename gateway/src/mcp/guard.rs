@@ -83,7 +83,7 @@ pub async fn call(
             state.metrics.rate_limited(Limit::Tool(&tool.name));
             return Ok(Err(with_retry(ErrorCode::RateLimited, retry_after)));
         }
-        Err(error) => address_limit::served_without_limits(state, &error),
+        Err(error) => address_limit::store_failed(state, &error)?,
     }
     // Boxed: the gRPC call's future is large, and would otherwise be copied
     // through every layer above it on each call.

@@ -55,6 +55,22 @@ pub struct RateLimits {
     /// switches this limit off. Connected Apps traffic arrives from a few
     /// egress addresses: keep this generous.
     pub per_ip_per_minute: u32,
+    /// What a call meets while Redis cannot answer a limit check:
+    /// `fail_open` (served without the check, counted; the gateway stays
+    /// ready, degraded) or `fail_closed` (refused with the retryable
+    /// `MCP_DEPENDENCY_UNAVAILABLE`; the gateway reports not ready).
+    pub on_store_failure: OnStoreFailure,
+}
+
+/// The policy of the rate limits while their store is unavailable.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnStoreFailure {
+    /// Calls are served without the limit check (availability first).
+    #[default]
+    FailOpen,
+    /// Calls are refused until the store answers again (the limits first).
+    FailClosed,
 }
 
 impl Default for RateLimits {
@@ -63,6 +79,7 @@ impl Default for RateLimits {
             reads_per_minute: 1_000,
             writes_per_minute: 500,
             per_ip_per_minute: 6_000,
+            on_store_failure: OnStoreFailure::FailOpen,
         }
     }
 }

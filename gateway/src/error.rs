@@ -608,7 +608,7 @@ mod tests {
     #[tokio::test]
     async fn refusals_after_the_message_is_read_answer_its_id() {
         type Make = fn() -> GatewayError;
-        let cases: [(Make, &str, i64, StatusCode); 6] = [
+        let cases: [(Make, &str, i64, StatusCode); 7] = [
             (
                 || GatewayError::AddressRateLimited {
                     retry_after: Duration::from_millis(2500),

@@ -96,12 +96,15 @@ pub async fn call(
 }
 
 /// Counts a tool-service failure (unreachable, timed out, or unavailable
-/// itself) as a dependency error; the outcome is returned unchanged.
+/// itself) as a dependency error — not `MCP_OVERLOADED`, a busy tool-service
+/// shedding one class of calls, which is no outage; the outcome is returned
+/// unchanged.
 fn counted(
     state: &AppState,
     outcome: Result<Success, DecodedStatus>,
 ) -> Result<Success, DecodedStatus> {
     if let Err(failure) = &outcome
+        && failure.code != chataigne_common::ErrorCode::Overloaded
         && matches!(
             failure.code.category(),
             Category::Dependency | Category::Timeout

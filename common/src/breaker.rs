@@ -34,6 +34,8 @@ pub struct Breaker {
     label: &'static str,
     up: AtomicBool,
     failures: AtomicU32,
+    /// Wakes the calls waiting on the dependency when the breaker opens.
+    opened: tokio::sync::Notify,
 }
 
 impl Breaker {
@@ -43,7 +45,23 @@ impl Breaker {
             label,
             up: AtomicBool::new(true),
             failures: AtomicU32::new(0),
+            opened: tokio::sync::Notify::new(),
         })
+    }
+
+    /// Resolves once the breaker is open: at once when it is, else at the
+    /// moment it opens. A call already waiting on the dependency races its
+    /// answer against this, so the calls sent before the failure was known
+    /// end with the typed error then, not at their deadline.
+    pub async fn opened(&self) {
+        let opened = self.opened.notified();
+        tokio::pin!(opened);
+        // Registered before the state is read: an opening in between wakes it.
+        opened.as_mut().enable();
+        if self.is_open() {
+            return;
+        }
+        opened.await;
     }
 
     /// Whether calls needing the dependency must fail at once.
@@ -63,6 +81,9 @@ impl Breaker {
         };
         let up = ok || (!self.is_open() && failures < OPEN_AFTER);
         let was = self.up.swap(up, Ordering::AcqRel);
+        if was && !up {
+            self.opened.notify_waiters();
+        }
         (was != up).then_some(up)
     }
 
@@ -146,6 +167,55 @@ mod tests {
         assert_eq!(breaker.record(false), None, "stays open");
         assert_eq!(breaker.record(true), Some(true));
         assert!(!breaker.is_open());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn calls_waiting_on_a_dependency_are_released_the_moment_its_breaker_opens() {
+        let breaker = Breaker::new("tool_service");
+        let up = Arc::new(AtomicBool::new(true));
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let probed = up.clone();
+        spawn_probe(
+            breaker.clone(),
+            move || {
+                let up = probed.load(Ordering::SeqCst);
+                async move { up }
+            },
+            stopped,
+            |_| {},
+        );
+        // Calls sent while the dependency still looked up, waiting on it.
+        let waiting: Vec<_> = (0..3)
+            .map(|_| {
+                let breaker = breaker.clone();
+                tokio::spawn(async move {
+                    breaker.opened().await;
+                    tokio::time::Instant::now()
+                })
+            })
+            .collect();
+        tokio::time::sleep(PROBE_EVERY * 3).await;
+        up.store(false, Ordering::SeqCst);
+        let mut opened_at = None;
+        while opened_at.is_none() {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            if breaker.is_open() {
+                opened_at = Some(tokio::time::Instant::now());
+            }
+        }
+        let opened_at = opened_at.unwrap_or_else(tokio::time::Instant::now);
+        for call in waiting {
+            let released = call.await.unwrap();
+            assert!(
+                released <= opened_at && opened_at - released < std::time::Duration::from_millis(2),
+                "released at the opening, not later"
+            );
+        }
+        // Once open, a new wait ends at once.
+        tokio::time::timeout(std::time::Duration::ZERO, breaker.opened())
+            .await
+            .expect("already open");
+        stop.send_replace(true);
     }
 
     #[tokio::test(start_paused = true)]

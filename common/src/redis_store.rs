@@ -57,7 +57,7 @@ pub enum RedisFailure {
 pub struct RedisStore {
     connection: Connection,
     /// Plain connections to the configured node, for the mode check.
-    seed: redis::Client,
+    seed: Arc<redis::Client>,
     cluster: bool,
     connect_timeout: Duration,
     response_timeout: Duration,
@@ -72,7 +72,7 @@ pub struct RedisStore {
 enum Connection {
     Standalone(ConnectionManager),
     Cluster {
-        client: ClusterClient,
+        client: Arc<ClusterClient>,
         connection: Arc<OnceCell<ClusterConnection>>,
     },
 }
@@ -103,7 +103,7 @@ impl RedisStore {
                 .build()
                 .map_err(|_| invalid())?;
             Connection::Cluster {
-                client,
+                client: Arc::new(client),
                 connection: Arc::new(OnceCell::new()),
             }
         } else {
@@ -120,7 +120,7 @@ impl RedisStore {
         };
         Ok(RedisStore {
             connection,
-            seed,
+            seed: Arc::new(seed),
             cluster: options.cluster,
             connect_timeout: options.connect_timeout,
             response_timeout: options.response_timeout,

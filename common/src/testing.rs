@@ -214,7 +214,8 @@ impl RedisCluster {
         for node in 0..3 {
             let port = cluster_port();
             let dir = cluster.dir.join(node.to_string());
-            std::fs::create_dir_all(&dir).expect("temporary directory");
+            std::fs::create_dir_all(&dir)
+                .unwrap_or_else(|error| panic!("temporary directory: {error}"));
             let server = Command::new("redis-server")
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args([
@@ -229,7 +230,7 @@ impl RedisCluster {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
-                .expect("redis-server starts");
+                .unwrap_or_else(|error| panic!("redis-server starts: {error}"));
             cluster.servers.push(server);
             cluster.ports.push(port);
         }
@@ -249,7 +250,7 @@ impl RedisCluster {
             .args(&nodes)
             .args(["--cluster-replicas", "0", "--cluster-yes"])
             .output()
-            .expect("redis-cli runs");
+            .unwrap_or_else(|error| panic!("redis-cli runs: {error}"));
         assert!(
             created.status.success(),
             "redis-cli --cluster create: {}",
@@ -292,8 +293,12 @@ impl Drop for RedisCluster {
 /// A free port whose cluster bus port (+10000) is free too.
 fn cluster_port() -> u16 {
     loop {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-        let port = listener.local_addr().expect("bound").port();
+        let Ok(port) = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|address| address.port())
+        else {
+            continue;
+        };
         if port < 55_000 && std::net::TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
             return port;
         }

@@ -86,8 +86,19 @@ pub async fn call(
         Err(error) => address_limit::store_failed(state, &error)?,
     }
     // Boxed: the gRPC call's future is large, and would otherwise be copied
-    // through every layer above it on each call.
-    let outcome = Box::pin(call::call(&state.backends.tools, tool, input)).await;
+    // through every layer above it on each call. A call already sent when
+    // the tool-service is found down or hung ends then, with the typed
+    // error, not at its deadline: a read is unavailable, a write may have
+    // reached the tool-service (its outcome is unknown; its idempotency key
+    // makes the retry safe).
+    let outcome = tokio::select! {
+        outcome = Box::pin(call::call(&state.backends.tools, tool, input)) => outcome,
+        () = state.backends.tools_breaker.opened() => Err(gateway_failure(if tool.write {
+            ErrorCode::OutcomeUnknown
+        } else {
+            ErrorCode::DependencyUnavailable
+        })),
+    };
     let outcome = counted(state, outcome);
     if tool.idempotent && outcome.as_ref().is_ok_and(|success| success.replayed) {
         state.metrics.idempotency_replay();
@@ -104,7 +115,7 @@ fn counted(
     outcome: Result<Success, DecodedStatus>,
 ) -> Result<Success, DecodedStatus> {
     if let Err(failure) = &outcome
-        && failure.code != chataigne_common::ErrorCode::Overloaded
+        && failure.code != ErrorCode::Overloaded
         && matches!(
             failure.code.category(),
             Category::Dependency | Category::Timeout

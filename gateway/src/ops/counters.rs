@@ -181,6 +181,7 @@ impl Metrics {
                 .with_label_values(&[dependency.label()]);
         }
         metrics.store_fail_open.with_label_values(&["rate_limit"]);
+        metrics.limits_degraded(false);
         metrics.rate_limited.with_label_values(&["address", ""]);
         for reason in CONNECTION_REASONS {
             metrics.connections_closed.with_label_values(&[reason]);

@@ -225,6 +225,9 @@ pub struct LimitStoreConfig {
     /// Whether `url` is a Redis Cluster (the cluster client routes each key
     /// to its slot). Must match the server: a mismatch refuses to start.
     pub cluster: bool,
+    /// PEM CA bundle the server certificate of a `rediss://` URL must chain
+    /// to (a private CA); unset: the system's and the public web roots.
+    pub tls_ca_file: Option<String>,
     /// Prefix of every key, so that deployments can share a server.
     pub key_prefix: String,
     /// HMAC-SHA256 key under which addresses, accounts and client ids are
@@ -244,6 +247,7 @@ impl Default for LimitStoreConfig {
         LimitStoreConfig {
             url: None,
             cluster: false,
+            tls_ca_file: None,
             key_prefix: "chataigne-auth".to_owned(),
             key_secret: None,
             connect_timeout_ms: 250,

@@ -4,7 +4,9 @@
 //! `MOVED`/`ASK` on resharding), chosen by the `cluster` setting next to the
 //! URL; `rediss://` connects over TLS in both modes. With a cluster the URL
 //! names one seed node (a managed service's configuration endpoint): the
-//! client discovers the others from it.
+//! client discovers the others from it. Over TLS the server certificate is
+//! verified against the system's and the public web roots, or only against
+//! the CA of `tls_ca_file` when it is set (a private CA).
 //!
 //! Connections are lazy — a service starts while Redis is down — and every
 //! command is bounded by a timeout. A server of the wrong mode cannot be
@@ -31,6 +33,9 @@ pub struct RedisOptions<'a> {
     pub url: &'a str,
     /// Whether the server is a Redis Cluster.
     pub cluster: bool,
+    /// PEM CA bundle the server certificate must chain to (`rediss://`
+    /// only); `None`: the system's and the public web roots.
+    pub tls_ca_file: Option<&'a str>,
     /// Bound of one connection attempt.
     pub connect_timeout: Duration,
     /// Bound of one command's answer.
@@ -92,9 +97,33 @@ impl RedisStore {
             // Redis's TLS takes the process's default provider.
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         }
-        let seed = redis::Client::open(options.url).map_err(|_| invalid())?;
+        let certificates = match options.tls_ca_file {
+            None => None,
+            Some(path) => {
+                anyhow::ensure!(
+                    options.url.starts_with("rediss://"),
+                    "{section}.tls_ca_file is set but {section}.url is not a rediss:// URL"
+                );
+                let pem = std::fs::read(path).map_err(|error| {
+                    anyhow::anyhow!("{section}.tls_ca_file {path:?} cannot be read: {error}")
+                })?;
+                Some(redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(pem),
+                })
+            }
+        };
+        let seed = match &certificates {
+            None => redis::Client::open(options.url),
+            Some(certificates) => redis::Client::build_with_tls(options.url, certificates.clone()),
+        }
+        .map_err(|_| invalid())?;
         let connection = if options.cluster {
-            let client = ClusterClient::builder([options.url])
+            let mut builder = ClusterClient::builder([options.url]);
+            if let Some(certificates) = certificates {
+                builder = builder.certs(certificates);
+            }
+            let client = builder
                 .connection_timeout(options.connect_timeout)
                 .response_timeout(options.response_timeout)
                 .retries(1)
@@ -252,11 +281,135 @@ mod tests {
         assert!(!is_cluster(""));
     }
 
+    /// A `redis-server` serving TLS only, with a certificate of a private
+    /// CA, on a free port; killed when dropped.
+    struct TlsRedis {
+        server: std::process::Child,
+        port: u16,
+        dir: std::path::PathBuf,
+    }
+
+    impl Drop for TlsRedis {
+        fn drop(&mut self) {
+            let _ = self.server.kill();
+            let _ = self.server.wait();
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    fn tls_redis() -> Option<TlsRedis> {
+        if std::process::Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            assert!(!crate::testing::in_ci(), "redis-server is required in CI");
+            eprintln!("skipping: redis-server is not installed");
+            return None;
+        }
+        let dir =
+            std::env::temp_dir().join(format!("chataigne-redis-tls-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca = rcgen::CertificateParams::new(Vec::new()).unwrap();
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        std::fs::write(dir.join("ca.pem"), ca.self_signed(&ca_key).unwrap().pem()).unwrap();
+        let issuer = rcgen::Issuer::new(ca, ca_key);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+            .unwrap()
+            .signed_by(&key, &issuer)
+            .unwrap();
+        std::fs::write(dir.join("redis.crt"), leaf.pem()).unwrap();
+        std::fs::write(dir.join("redis.key"), key.serialize_pem()).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let file = |name: &str| dir.join(name).display().to_string();
+        let server = std::process::Command::new("redis-server")
+            .args([
+                "--port",
+                "0",
+                "--tls-port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .args([
+                "--tls-cert-file",
+                &file("redis.crt"),
+                "--tls-key-file",
+                &file("redis.key"),
+            ])
+            .args([
+                "--tls-auth-clients",
+                "no",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        Some(TlsRedis { server, port, dir })
+    }
+
+    /// `rediss://` with the private CA: the mode is checked and scripts run
+    /// over TLS; without the CA the server is not trusted.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rediss_verifies_the_server_against_the_configured_ca() {
+        let Some(redis) = tls_redis() else {
+            return;
+        };
+        let url = format!("rediss://127.0.0.1:{}", redis.port);
+        let ca = redis.dir.join("ca.pem").display().to_string();
+        let options = |tls_ca_file| RedisOptions {
+            url: &url,
+            cluster: false,
+            tls_ca_file,
+            connect_timeout: Duration::from_millis(500),
+            response_timeout: Duration::from_millis(500),
+            section: "redis",
+        };
+        let store = RedisStore::new(options(Some(&ca))).unwrap();
+        let script = redis::Script::new("return 41 + tonumber(ARGV[1])");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let answer: i64 = loop {
+            match store.invoke(&script.arg(1)).await {
+                Ok(answer) => break answer,
+                Err(error) => {
+                    assert!(std::time::Instant::now() < deadline, "{error}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        };
+        assert_eq!(answer, 42);
+        store.verify_at_start().await.unwrap();
+        assert!(store.ping().await);
+        let untrusted = RedisStore::new(options(None)).unwrap();
+        assert!(untrusted.invoke::<i64>(&script.arg(1)).await.is_err());
+        assert!(!untrusted.ping().await);
+        // A CA for a plain connection is a mistake, named.
+        let plain = format!("redis://127.0.0.1:{}", redis.port);
+        let Err(error) = RedisStore::new(RedisOptions {
+            url: &plain,
+            ..options(Some(&ca))
+        }) else {
+            panic!("a CA with redis:// is refused");
+        };
+        assert!(error.to_string().contains("redis.tls_ca_file"), "{error}");
+    }
+
     #[test]
     fn an_invalid_url_names_the_setting_not_the_url() {
         let options = RedisOptions {
             url: "redis://:hunter2@[bad",
             cluster: false,
+            tls_ca_file: None,
             connect_timeout: Duration::from_millis(10),
             response_timeout: Duration::from_millis(10),
             section: "redis",

@@ -47,6 +47,7 @@ impl RedisHandle {
         let store = RedisStore::new(RedisOptions {
             url: url.expose_secret(),
             cluster: config.cluster,
+            tls_ca_file: config.tls_ca_file.as_deref(),
             connect_timeout: std::time::Duration::from_millis(config.connect_timeout_ms),
             response_timeout: std::time::Duration::from_millis(config.response_timeout_ms),
             section: "redis",

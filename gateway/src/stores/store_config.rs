@@ -21,6 +21,9 @@ pub struct RedisConfig {
     /// Whether `url` is a Redis Cluster (the cluster client routes each key
     /// to its slot). Must match the server: a mismatch refuses to start.
     pub cluster: bool,
+    /// PEM CA bundle the server certificate of a `rediss://` URL must chain
+    /// to (a private CA); unset: the system's and the public web roots.
+    pub tls_ca_file: Option<String>,
     /// Bound of one connection attempt; a dead Redis fails this fast.
     pub connect_timeout_ms: u64,
     /// Bound of one command's answer.
@@ -34,6 +37,7 @@ impl Default for RedisConfig {
         RedisConfig {
             url: None,
             cluster: false,
+            tls_ca_file: None,
             connect_timeout_ms: 250,
             response_timeout_ms: 250,
             key_prefix: "chataigne".to_owned(),

@@ -126,6 +126,7 @@ impl SharedLimits {
         let store = RedisStore::new(RedisOptions {
             url: url.expose_secret(),
             cluster: config.cluster,
+            tls_ca_file: config.tls_ca_file.as_deref(),
             connect_timeout: Duration::from_millis(config.connect_timeout_ms),
             response_timeout: Duration::from_millis(config.response_timeout_ms),
             section: "oauth.rate_limits.redis",

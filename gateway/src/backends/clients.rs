@@ -92,10 +92,11 @@ impl Backends {
             health(&self.auth_health),
             stop.clone(),
         );
+        let (tools, tools_breaker) = (self.tools_health.clone(), self.tools_breaker.clone());
         breaker::spawn_probe(
             self.tools_breaker.clone(),
             metrics.clone(),
-            health(&self.tools_health),
+            move || chataigne_common::breaker::serving_for(tools_breaker.clone(), tools.clone()),
             stop.clone(),
         );
         if let Some(redis) = &self.redis {

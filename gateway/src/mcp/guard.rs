@@ -87,13 +87,14 @@ pub async fn call(
     }
     // Boxed: the gRPC call's future is large, and would otherwise be copied
     // through every layer above it on each call. A call already sent when
-    // the tool-service is found down or hung ends then, with the typed
-    // error, not at its deadline: a read is unavailable, a write may have
-    // reached the tool-service (its outcome is unknown; its idempotency key
-    // makes the retry safe).
+    // the tool-service is found unreachable or hung ends then, with the
+    // typed error, not at its deadline: a read is unavailable, a write may
+    // have reached the tool-service (its outcome is unknown; its idempotency
+    // key makes the retry safe). A tool-service that answers NOT_SERVING
+    // (draining, database down) answers its calls in flight itself.
     let outcome = tokio::select! {
         outcome = Box::pin(call::call(&state.backends.tools, tool, input)) => outcome,
-        () = state.backends.tools_breaker.opened() => Err(gateway_failure(if tool.write {
+        () = state.backends.tools_breaker.hung() => Err(gateway_failure(if tool.write {
             ErrorCode::OutcomeUnknown
         } else {
             ErrorCode::DependencyUnavailable

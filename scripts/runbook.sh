@@ -95,6 +95,9 @@ auth serve >"$WORK/auth-service.log" 2>&1 & PIDS+=($!)
 wait_for "$ISSUER/.well-known/oauth-authorization-server"
 tools serve >"$WORK/tool-service.log" 2>&1 & PIDS+=($!)
 gateway >"$WORK/gateway.log" 2>&1 & PIDS+=($!)
+# /readyz: 200 "ready" (serves), 200 "degraded" (Redis down: calls served
+# without rate limits, rate_limits.on_store_failure = fail_open), 503
+# "not_ready" (a backend or its database down, or Redis down under fail_closed)
 wait_for "http://127.0.0.1:$GATEWAY_INTERNAL_PORT/readyz"
 
 # step 4: a platform admin and the client people sign in through

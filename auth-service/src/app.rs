@@ -126,6 +126,7 @@ impl AuthApp {
         listeners: Listeners,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
+        self.inner.http.limits.verify_store_at_start().await?;
         let shutdown = shutdown.shared();
         let grpc_addr = listeners.grpc.local_addr()?;
         let http_addr = listeners.http.local_addr()?;

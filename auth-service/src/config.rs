@@ -234,11 +234,18 @@ pub struct RateLimitConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitStoreConfig {
-    /// `redis://…` (may hold a password). Absent: counters in process, per
-    /// replica.
+    /// `redis://…` (or `rediss://…` for TLS), may hold a password; with
+    /// `cluster`, one seed node of the cluster. Absent: counters in process,
+    /// per replica.
     #[serde(serialize_with = "serialize_optional_secret")]
     #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub url: Option<SecretString>,
+    /// Whether `url` is a Redis Cluster (the cluster client routes each key
+    /// to its slot). Must match the server: a mismatch refuses to start.
+    pub cluster: bool,
+    /// PEM CA bundle the server certificate of a `rediss://` URL must chain
+    /// to (a private CA); unset: the system's and the public web roots.
+    pub tls_ca_file: Option<String>,
     /// Prefix of every key, so that deployments can share a server.
     pub key_prefix: String,
     /// HMAC-SHA256 key under which addresses, accounts and client ids are
@@ -257,6 +264,8 @@ impl Default for LimitStoreConfig {
     fn default() -> Self {
         LimitStoreConfig {
             url: None,
+            cluster: false,
+            tls_ca_file: None,
             key_prefix: "chataigne-auth".to_owned(),
             key_secret: None,
             connect_timeout_ms: 250,
@@ -272,8 +281,9 @@ impl LimitStoreConfig {
         };
         let url = url.expose_secret();
         anyhow::ensure!(
-            url.starts_with("redis://") && redis::Client::open(url).is_ok(),
-            "oauth.rate_limits.redis.url must be a redis:// URL"
+            (url.starts_with("redis://") || url.starts_with("rediss://"))
+                && redis::Client::open(url).is_ok(),
+            "oauth.rate_limits.redis.url must be a redis:// or rediss:// URL"
         );
         anyhow::ensure!(
             self.key_secret

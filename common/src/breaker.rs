@@ -34,6 +34,11 @@ pub struct Breaker {
     label: &'static str,
     up: AtomicBool,
     failures: AtomicU32,
+    /// Whether the latest probe got no answer at all (unreachable or hung),
+    /// as opposed to an answer saying the dependency cannot serve.
+    silent: AtomicBool,
+    /// Wakes the calls waiting on the dependency while it is known hung.
+    hung: tokio::sync::Notify,
 }
 
 impl Breaker {
@@ -43,7 +48,38 @@ impl Breaker {
             label,
             up: AtomicBool::new(true),
             failures: AtomicU32::new(0),
+            silent: AtomicBool::new(false),
+            hung: tokio::sync::Notify::new(),
         })
+    }
+
+    /// Whether the breaker is open because the dependency stopped answering
+    /// (unreachable or hung), not because it answered that it cannot serve.
+    pub fn is_hung(&self) -> bool {
+        self.is_open() && self.silent.load(Ordering::Acquire)
+    }
+
+    /// Resolves once the breaker is open with the dependency unreachable or
+    /// hung: at once when it is, else at the probe that finds it so. A call
+    /// already waiting on the dependency races its answer against this, so
+    /// the calls sent before the hang was known end with the typed error
+    /// then, not at their deadline. A dependency that answers (NOT_SERVING
+    /// while it drains, or while its database is down) answers its calls in
+    /// flight itself: they are not released.
+    pub async fn hung(&self) {
+        let hung = self.hung.notified();
+        tokio::pin!(hung);
+        // Registered before the state is read: a probe in between wakes it.
+        hung.as_mut().enable();
+        if self.is_hung() {
+            return;
+        }
+        hung.await;
+    }
+
+    /// Records whether the probe about to be recorded got no answer at all.
+    pub fn note_silence(&self, silent: bool) {
+        self.silent.store(silent, Ordering::Release);
     }
 
     /// Whether calls needing the dependency must fail at once.
@@ -63,6 +99,9 @@ impl Breaker {
         };
         let up = ok || (!self.is_open() && failures < OPEN_AFTER);
         let was = self.up.swap(up, Ordering::AcqRel);
+        if self.is_hung() {
+            self.hung.notify_waiters();
+        }
         (was != up).then_some(up)
     }
 
@@ -73,16 +112,39 @@ impl Breaker {
 
 /// Whether a backend reports its overall status (empty service name)
 /// SERVING within the probe timeout.
-pub async fn serving(mut client: HealthClient<Balanced>) -> bool {
+pub async fn serving(client: HealthClient<Balanced>) -> bool {
+    health(client).await == Some(true)
+}
+
+/// [`serving`] as the probe of `breaker`, telling it whether the backend
+/// answered at all ([`Breaker::hung`]). Silence is presumed until an answer
+/// arrives, so a probe cut short by its timeout counts as no answer.
+pub async fn serving_for(breaker: Arc<Breaker>, client: HealthClient<Balanced>) -> bool {
+    breaker.note_silence(true);
+    let health = health(client).await;
+    breaker.note_silence(health.is_none());
+    health == Some(true)
+}
+
+/// A backend's overall status within the probe timeout: `Some(serving)`
+/// when it answered, `None` when it did not (unreachable or hung).
+pub async fn health(mut client: HealthClient<Balanced>) -> Option<bool> {
     let mut request = tonic::Request::new(HealthCheckRequest {
         service: String::new(),
     });
     request.set_timeout(PROBE_TIMEOUT);
-    tokio::time::timeout(PROBE_TIMEOUT, client.check(request))
-        .await
-        .is_ok_and(|answer| {
-            answer.is_ok_and(|answer| answer.into_inner().status == Wire::Serving as i32)
-        })
+    match tokio::time::timeout(PROBE_TIMEOUT, client.check(request)).await {
+        Ok(Ok(answer)) => Some(answer.into_inner().status == Wire::Serving as i32),
+        // A status from the server is an answer; a transport failure is not.
+        Ok(Err(status)) => match status.code() {
+            tonic::Code::Unavailable
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Cancelled
+            | tonic::Code::Unknown => None,
+            _ => Some(false),
+        },
+        Err(_) => None,
+    }
 }
 
 /// Probes with `probe` every [`PROBE_EVERY`] until `stop` turns true,
@@ -146,6 +208,84 @@ mod tests {
         assert_eq!(breaker.record(false), None, "stays open");
         assert_eq!(breaker.record(true), Some(true));
         assert!(!breaker.is_open());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn calls_waiting_on_a_hung_dependency_are_released_the_moment_its_breaker_opens() {
+        let breaker = Breaker::new("tool_service");
+        let up = Arc::new(AtomicBool::new(true));
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let probed = up.clone();
+        let noted = breaker.clone();
+        spawn_probe(
+            breaker.clone(),
+            move || {
+                // Hung: no answer at all when down.
+                let up = probed.load(Ordering::SeqCst);
+                noted.note_silence(!up);
+                async move { up }
+            },
+            stopped,
+            |_| {},
+        );
+        // Calls sent while the dependency still looked up, waiting on it.
+        let waiting: Vec<_> = (0..3)
+            .map(|_| {
+                let breaker = breaker.clone();
+                tokio::spawn(async move {
+                    breaker.hung().await;
+                    tokio::time::Instant::now()
+                })
+            })
+            .collect();
+        tokio::time::sleep(PROBE_EVERY * 3).await;
+        up.store(false, Ordering::SeqCst);
+        let mut opened_at = None;
+        while opened_at.is_none() {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            if breaker.is_open() {
+                opened_at = Some(tokio::time::Instant::now());
+            }
+        }
+        let opened_at = opened_at.unwrap_or_else(tokio::time::Instant::now);
+        for call in waiting {
+            let released = call.await.unwrap();
+            assert!(
+                released <= opened_at && opened_at - released < std::time::Duration::from_millis(2),
+                "released at the opening, not later"
+            );
+        }
+        // Once open, a new wait ends at once.
+        tokio::time::timeout(std::time::Duration::ZERO, breaker.hung())
+            .await
+            .expect("already open");
+        stop.send_replace(true);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dependency_answering_that_it_cannot_serve_keeps_its_calls_in_flight() {
+        // Draining, or its database down: it answers NOT_SERVING, and it
+        // answers its calls in flight itself.
+        let breaker = Breaker::new("tool_service");
+        breaker.note_silence(false);
+        let waiting = tokio::spawn({
+            let breaker = breaker.clone();
+            async move { breaker.hung().await }
+        });
+        for _ in 0..OPEN_AFTER {
+            breaker.record(false);
+        }
+        assert!(breaker.is_open());
+        assert!(!breaker.is_hung());
+        tokio::time::sleep(PROBE_EVERY * 5).await;
+        assert!(!waiting.is_finished(), "calls in flight are left to finish");
+        // It then stops answering: the calls still waiting end.
+        breaker.note_silence(true);
+        breaker.record(false);
+        tokio::time::timeout(PROBE_EVERY, waiting)
+            .await
+            .expect("released")
+            .unwrap();
     }
 
     #[tokio::test(start_paused = true)]

@@ -27,6 +27,7 @@ pub mod jws;
 pub mod metrics;
 pub mod probe;
 pub mod production;
+pub mod redis_store;
 pub mod scopes;
 pub mod secrets;
 pub mod shutdown;

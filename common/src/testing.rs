@@ -174,3 +174,162 @@ macro_rules! on_both_backends {
     (@scenario $name:ident) => { $name };
     (@scenario $name:ident $scenario:ident) => { $scenario };
 }
+
+/// A Redis Cluster of three masters on free local ports, started by the
+/// tests themselves (`redis-server --cluster-enabled yes` ×3, joined by
+/// `redis-cli --cluster create`), in a temporary directory; the servers are
+/// killed and the directory removed when it drops.
+pub struct RedisCluster {
+    servers: Vec<std::process::Child>,
+    ports: Vec<u16>,
+    dir: std::path::PathBuf,
+}
+
+impl RedisCluster {
+    /// Starts the cluster and waits until every slot is served. `None`
+    /// (after saying so on stderr) when `redis-server` is not installed
+    /// outside CI; panics in CI, where a missing binary is a failure.
+    pub async fn start() -> Option<RedisCluster> {
+        use std::process::{Command, Stdio};
+        if Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            if in_ci() {
+                panic!("redis-server is required in CI to test Redis Cluster and is not installed");
+            }
+            eprintln!("skipping Redis Cluster tests: redis-server is not installed");
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!(
+            "chataigne-redis-cluster-{}",
+            uuid::Uuid::new_v4().simple()
+        ));
+        let mut cluster = RedisCluster {
+            servers: Vec::new(),
+            ports: Vec::new(),
+            dir,
+        };
+        for node in 0..3 {
+            let port = cluster_port();
+            let dir = cluster.dir.join(node.to_string());
+            std::fs::create_dir_all(&dir)
+                .unwrap_or_else(|error| panic!("temporary directory: {error}"));
+            let server = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args([
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                ])
+                .args(["--save", "", "--appendonly", "no"])
+                .arg("--dir")
+                .arg(&dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|error| panic!("redis-server starts: {error}"));
+            cluster.servers.push(server);
+            cluster.ports.push(port);
+        }
+        for port in cluster.ports.clone() {
+            eventually(&format!("redis-server on {port} answers"), || async move {
+                redis_cli(port, &["PING"]).is_some_and(|out| out.contains("PONG"))
+            })
+            .await;
+        }
+        let nodes: Vec<String> = cluster
+            .ports
+            .iter()
+            .map(|port| format!("127.0.0.1:{port}"))
+            .collect();
+        let created = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&nodes)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .unwrap_or_else(|error| panic!("redis-cli runs: {error}"));
+        assert!(
+            created.status.success(),
+            "redis-cli --cluster create: {}",
+            String::from_utf8_lossy(&created.stdout)
+        );
+        for port in cluster.ports.clone() {
+            eventually(
+                &format!("the cluster node on {port} serves every slot"),
+                || async move {
+                    redis_cli(port, &["CLUSTER", "INFO"])
+                        .is_some_and(|out| out.contains("cluster_state:ok"))
+                },
+            )
+            .await;
+        }
+        Some(cluster)
+    }
+
+    /// The URL of one node (the cluster client's seed).
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.ports[0])
+    }
+
+    /// The ports of the three masters.
+    pub fn ports(&self) -> &[u16] {
+        &self.ports
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for server in &mut self.servers {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A free port whose cluster bus port (+10000) is free too.
+fn cluster_port() -> u16 {
+    loop {
+        let Ok(port) = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|address| address.port())
+        else {
+            continue;
+        };
+        if port < 55_000 && std::net::TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// `redis-cli -p port args…`'s output, when it succeeded.
+fn redis_cli(port: u16, args: &[&str]) -> Option<String> {
+    let output = std::process::Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .args(args)
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Polls `condition` every 50 ms until it holds, failing after 20 s.
+async fn eventually<F, Fut>(what: &str, mut condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !condition().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within 20 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

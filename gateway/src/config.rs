@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 pub use crate::mcp::revision::Revision;
 
-pub use crate::stores::store_config::{RateLimits, RedisConfig};
+pub use crate::stores::store_config::{OnStoreFailure, RateLimits, RedisConfig};
 
 /// Everything the gateway needs to serve; see [`Config::default`] for values.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -95,6 +95,9 @@ pub enum GatewayError {
     AddressRateLimited { retry_after: Duration },
     #[error("the auth-service is unavailable")]
     AuthUnavailable,
+    /// The rate-limit store did not answer and the limits fail closed.
+    #[error("the rate-limit store is unavailable")]
+    LimitStoreUnavailable,
     /// The auth-service shed the call (RESOURCE_EXHAUSTED).
     #[error("the auth-service is overloaded")]
     AuthOverloaded { retry_after: Option<Duration> },
@@ -141,6 +144,12 @@ impl GatewayError {
             GatewayError::AuthUnavailable => (
                 ErrorCode::DependencyUnavailable,
                 "The sign-in service is unavailable. Retry shortly.",
+                Some(Duration::from_secs(1)),
+            ),
+            GatewayError::LimitStoreUnavailable => (
+                ErrorCode::DependencyUnavailable,
+                "The rate-limit store is unavailable and calls are refused until it answers \
+                 again. Retry shortly.",
                 Some(Duration::from_secs(1)),
             ),
             GatewayError::AuthOverloaded { retry_after } => (
@@ -208,6 +217,7 @@ impl GatewayError {
             GatewayError::AuthRateLimited { .. } => "auth_rate_limited",
             GatewayError::AddressRateLimited { .. } => "address_rate_limited",
             GatewayError::AuthUnavailable => "auth_unavailable",
+            GatewayError::LimitStoreUnavailable => "limit_store_unavailable",
             GatewayError::AuthOverloaded { .. } => "auth_overloaded",
             GatewayError::ToolFatal(..) => "tool_error",
             GatewayError::Answered { .. } => "refused",
@@ -471,6 +481,15 @@ impl IntoResponse for GatewayError {
                     )],
                 )
             }
+            GatewayError::LimitStoreUnavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                rpc_error(
+                    jsonrpc::INTERNAL_ERROR,
+                    "The rate-limit store is unavailable. Retry shortly.",
+                ),
+                vec![(header::RETRY_AFTER, HeaderValue::from_static("1"))],
+            ),
             GatewayError::AuthUnavailable => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 None,
@@ -589,7 +608,7 @@ mod tests {
     #[tokio::test]
     async fn refusals_after_the_message_is_read_answer_its_id() {
         type Make = fn() -> GatewayError;
-        let cases: [(Make, &str, i64, StatusCode); 6] = [
+        let cases: [(Make, &str, i64, StatusCode); 7] = [
             (
                 || GatewayError::AddressRateLimited {
                     retry_after: Duration::from_millis(2500),
@@ -606,6 +625,12 @@ mod tests {
             ),
             (
                 || GatewayError::AuthUnavailable,
+                "MCP_DEPENDENCY_UNAVAILABLE",
+                -32502,
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (
+                || GatewayError::LimitStoreUnavailable,
                 "MCP_DEPENDENCY_UNAVAILABLE",
                 -32502,
                 StatusCode::SERVICE_UNAVAILABLE,

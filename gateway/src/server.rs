@@ -97,6 +97,9 @@ pub async fn run(
         .clone()
         .unwrap_or_else(|| derived_origin(public_addr, config.tls.is_some()));
     let redis = RedisHandle::new(&config.redis)?;
+    if let Some(redis) = &redis {
+        redis.verify_at_start().await?;
+    }
     let backends = Backends::new(&config, redis.clone())?;
     let catalog = Catalog::new(
         backends.tools.clone(),
@@ -131,7 +134,11 @@ pub async fn run(
         let _ = stop.send(true);
     });
     // The breakers' probes, until shutdown.
-    state.backends.watch(&state.metrics, &stopped);
+    state.backends.watch(
+        &state.metrics,
+        &stopped,
+        state.config.rate_limits.on_store_failure,
+    );
     let wait = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
         let _ = stopped.wait_for(|stop| *stop).await;
     };

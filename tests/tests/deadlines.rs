@@ -148,6 +148,140 @@ async fn slow_analytics_times_out_at_its_deadline_and_the_query_is_cancelled() {
     sandbox.shutdown().await;
 }
 
+/// Twenty-four analytics calls stuck on a lock (more than the whole pool of
+/// 16) take only the analytics slots: the calls past them are refused at
+/// once with the retryable `MCP_OVERLOADED` (never a dependency failure),
+/// and reads and writes are answered within their normal time meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_analytics_cannot_starve_reads_and_writes() {
+    let mut tools_url = String::new();
+    let Some(sandbox) = Sandbox::start_with(Backend::Postgres, |config| {
+        // The default pool (16) and split (8 reads, 4 writes, 4 analytics);
+        // the analytics deadline (30 s) outlasts the test's lock.
+        assert_eq!(config.tools.database.max_connections, 16);
+        config.tools.database.statement_timeout_ms = 180_000;
+        tools_url = config.tools.database.url.expose_secret().to_owned();
+    })
+    .await
+    else {
+        return;
+    };
+    let pool = PgPool::connect(&tools_url).await.expect("tools database");
+    let token = sandbox.token(USER_MANAGER).await;
+    let conversation: String = sqlx::query_scalar(
+        "SELECT id FROM conversations WHERE organization_id = $1 ORDER BY id LIMIT 1",
+    )
+    .bind(ORG_BISTRO)
+    .fetch_one(&pool)
+    .await
+    .expect("a seeded conversation");
+    let analytics = json!({"location_id": LOC_PARIS, "metrics": ["orders_count", "revenue"],
+                           "date_from": "2026-01-01", "date_to": "2026-01-31"});
+    // A read and a write, timed; each must succeed.
+    let read_and_write = |round: u32| {
+        let (sandbox, token, conversation) = (&sandbox, &token, &conversation);
+        async move {
+            let started = Instant::now();
+            let read = sandbox
+                .call_tool(
+                    token,
+                    "chataigne_orders_list",
+                    json!({"location_id": LOC_PARIS, "limit": 5}),
+                )
+                .await;
+            assert_eq!(error_code(&read), None, "{read}");
+            let write = sandbox
+                .call_tool(
+                    token,
+                    "chataigne_conversation_message_send",
+                    json!({"conversation_id": conversation, "text": "Votre table est prête.",
+                           "idempotency_key": format!("isolation-key-{round:04}")}),
+                )
+                .await;
+            assert_eq!(error_code(&write), None, "{write}");
+            started.elapsed()
+        }
+    };
+    let mut normal = Duration::ZERO;
+    for round in 0..3 {
+        normal = normal.max(read_and_write(round).await);
+    }
+
+    let held = lock(&pool, "daily_location_metrics").await;
+    let refused = std::sync::atomic::AtomicUsize::new(0);
+    let analytics_calls = futures::future::join_all((0..24).map(|_| {
+        let (sandbox, token, analytics, refused) = (&sandbox, &token, analytics.clone(), &refused);
+        async move {
+            let started = Instant::now();
+            let result = sandbox
+                .call_tool(token, "chataigne_analytics_query", analytics)
+                .await;
+            if error_code(&result).as_deref() == Some("MCP_OVERLOADED") {
+                refused.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            (result, started.elapsed())
+        }
+    }));
+    let meanwhile = async {
+        // Four analytics calls wait on the lock, holding their four slots;
+        // the twenty others are refused.
+        let started = Instant::now();
+        while waiting_on_a_lock(&pool).await < 4
+            || refused.load(std::sync::atomic::Ordering::SeqCst) < 20
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{} waiting on the lock, {} refused",
+                waiting_on_a_lock(&pool).await,
+                refused.load(std::sync::atomic::Ordering::SeqCst)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            waiting_on_a_lock(&pool).await,
+            4,
+            "only the analytics slots"
+        );
+        // A busy tool-service is no outage: the gateway stays ready.
+        let ready = reqwest::get(format!("{}/readyz", sandbox.gateway_internal_url))
+            .await
+            .expect("internal listener");
+        assert_eq!(ready.status().as_u16(), 200);
+        let mut busy = Duration::ZERO;
+        for round in 3..6 {
+            busy = busy.max(read_and_write(round).await);
+        }
+        // Normal time (a loaded machine's jitter aside), far from the
+        // pool's acquire timeout (3 s) that starved calls used to meet.
+        assert!(
+            busy < normal * 2 + Duration::from_millis(500),
+            "reads and writes took {busy:?} beside slow analytics, {normal:?} without"
+        );
+        held.rollback().await.expect("lock released");
+    };
+    let (outcomes, ()) = tokio::join!(analytics_calls, meanwhile);
+    let mut served = 0;
+    for (result, took) in &outcomes {
+        match error_code(result).as_deref() {
+            None => served += 1,
+            Some("MCP_OVERLOADED") => {
+                let error = &envelope(result)["data"]["error"];
+                assert_eq!(error["retryable"], true, "{error}");
+                assert!(
+                    error["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0),
+                    "{error}"
+                );
+                // Refused after the admission queue (250 ms), not a timeout.
+                assert!(*took < Duration::from_secs(3), "{took:?}");
+            }
+            Some(other) => panic!("{other}, never a dependency failure: {result}"),
+        }
+    }
+    assert_eq!(served, 4, "the admitted calls finish once the lock goes");
+    pool.close().await;
+    sandbox.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_write_is_outcome_unknown_at_its_deadline_cancelled_and_done_once_on_retry() {
     let Some((sandbox, pool)) = sandbox().await else {

@@ -76,6 +76,19 @@ async fn redis_down_fails_open_without_double_effects_and_recovers() {
         !metrics.contains("store_fail_open_total{store=\"rate_limit\"} 0"),
         "{metrics}"
     );
+    // Failing open, the replica still serves every call: ready, degraded
+    // (never taken out of its Service), and the degraded gauge says so.
+    let metrics_url = format!("{}/metrics", sandbox.gateway_internal_url);
+    eventually(RECOVERY, "the degraded gauge turns 1", || async {
+        scrape(&metrics_url)
+            .await
+            .contains("chataigne_gateway_degraded{reason=\"rate_limit_store\"} 1")
+    })
+    .await;
+    let (status, body) = readiness(&sandbox).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "degraded", "{body}");
+    assert_eq!(body["redis"], false, "{body}");
 
     proxy.set(Mode::Forward);
     let args = json!({"conversation_id": conversation, "text": "Bonne soirée.",
@@ -94,6 +107,79 @@ async fn redis_down_fails_open_without_double_effects_and_recovers() {
     }
     assert!(counted > 0, "Redis is used again without a restart");
     assert_eq!(staff_messages(&db, &conversation).await, before + 2);
+    eventually(RECOVERY, "ready again, not degraded", || async {
+        let (status, body) = readiness(&sandbox).await;
+        status == 200 && body["status"] == "ready"
+    })
+    .await;
+    assert!(
+        scrape(&metrics_url)
+            .await
+            .contains("chataigne_gateway_degraded{reason=\"rate_limit_store\"} 0")
+    );
+    sandbox.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_limits_failing_closed_redis_down_makes_the_gateway_unready_and_refuses_calls() {
+    let prefix = prefix();
+    let proxy = Forwarder::start(&redis_authority()).await;
+    let proxied = format!("redis://{}", proxy.authority());
+    let Some((sandbox, _db)) = sandbox_on_redis(&prefix, |config| {
+        config.gateway.redis.url = Some(SecretString::from(proxied.clone()));
+        config.gateway.rate_limits.on_store_failure =
+            chataigne_gateway::config::OnStoreFailure::FailClosed;
+    })
+    .await
+    else {
+        return;
+    };
+    let token = sandbox.token(USER_MANAGER).await;
+    let list = || sandbox.call_tool(&token, "chataigne_organizations_list", json!({}));
+    assert_eq!(
+        error_code(&list().await),
+        None,
+        "served while Redis answers"
+    );
+    assert_eq!(readiness(&sandbox).await.0, 200);
+
+    proxy.set(Mode::Cut);
+    eventually(RECOVERY, "not ready once Redis is known down", || async {
+        let (status, body) = readiness(&sandbox).await;
+        status == 503 && body["status"] == "not_ready" && body["redis"] == false
+    })
+    .await;
+    // Refused with the typed, retryable dependency error, at once.
+    let started = Instant::now();
+    let (status, body) = call_at(
+        &sandbox.mcp_url,
+        &token,
+        "chataigne_organizations_list",
+        json!({}),
+    )
+    .await;
+    assert!(started.elapsed() < FAST, "{:?}", started.elapsed());
+    assert_eq!(status, 200, "answered to the call's id: {body}");
+    let error = &body["error"]["data"];
+    assert_eq!(error["code"], "MCP_DEPENDENCY_UNAVAILABLE", "{body}");
+    assert_eq!(error["category"], "dependency", "{body}");
+    assert_eq!(error["retryable"], true, "{body}");
+    assert!(
+        error["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0),
+        "{body}"
+    );
+    let metrics = scrape(&format!("{}/metrics", sandbox.gateway_internal_url)).await;
+    assert!(
+        metrics.contains("chataigne_gateway_degraded{reason=\"rate_limit_store\"} 0"),
+        "failing closed is unready, not degraded: {metrics}"
+    );
+
+    proxy.set(Mode::Forward);
+    eventually(RECOVERY, "ready again once Redis answers", || async {
+        readiness(&sandbox).await.0 == 200
+    })
+    .await;
+    assert_eq!(error_code(&list().await), None, "served again");
     sandbox.shutdown().await;
 }
 
@@ -275,6 +361,44 @@ async fn auth_and_tool_service_outages_are_dependency_errors_and_recover() {
     let back = Instant::now();
     until_served(|| list(url.clone(), token.clone())).await;
     assert!(back.elapsed() < RECOVERY, "{:?}", back.elapsed());
+    stop.cancel();
+    sandbox.shutdown().await;
+}
+
+/// A call already waiting on the tool-service when it hangs ends with the
+/// typed error as soon as the gateway's breaker sees the hang, not at its
+/// deadline (20 s here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_waiting_on_a_hung_tool_service_ends_when_its_breaker_opens() {
+    const LONG: Duration = Duration::from_secs(20);
+    let prefix = prefix();
+    let Some((sandbox, _db)) = sandbox_on_redis(&prefix, |_| {}).await else {
+        return;
+    };
+    let tools = Forwarder::start(sandbox.tools_grpc_url.trim_start_matches("http://")).await;
+    let (url, stop) = extra_gateway(&sandbox.stack, |config| {
+        config.tool_service_url = format!("http://{}", tools.authority());
+        config.deadlines.read_ms = LONG.as_millis() as u64;
+    })
+    .await;
+    let token = sandbox.token(USER_MANAGER).await;
+    let (status, body) = call_at(&url, &token, "chataigne_organizations_list", json!({})).await;
+    assert_eq!((status, error_code(&body["result"])), (200, None), "{body}");
+
+    tools.set(Mode::Stall);
+    let started = Instant::now();
+    let (status, body) = call_at(&url, &token, "chataigne_organizations_list", json!({})).await;
+    let took = started.elapsed();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        error_code(&body["result"]).as_deref(),
+        Some("MCP_DEPENDENCY_UNAVAILABLE"),
+        "{body}"
+    );
+    // The hang is known after two failed probes of 1 s each: the waiting
+    // call ends then, far from its 20 s deadline.
+    assert!(took < Duration::from_secs(5), "ended after {took:?}");
+    tools.set(Mode::Forward);
     stop.cancel();
     sandbox.shutdown().await;
 }

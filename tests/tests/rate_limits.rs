@@ -1,7 +1,9 @@
 //! Rate limits on the real Redis: exact across two gateway replicas sharing
 //! it (a rolling 60-second window), with a retry hint telling when the next
-//! call passes, and the pre-authentication per-address limit.
+//! call passes, and the pre-authentication per-address limit — on a
+//! standalone server and on a Redis Cluster of three masters alike.
 
+use chataigne_common::testing::RedisCluster;
 use chataigne_tests::demo::USER_MANAGER;
 use chataigne_tests::envelope;
 use chataigne_tests::stores::{
@@ -12,8 +14,65 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limits_are_exact_across_two_gateways_sharing_redis() {
+    tool_limits_across_two_gateways(&redis_url(), false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_are_exact_across_two_gateways_sharing_a_redis_cluster() {
+    let Some(cluster) = RedisCluster::start().await else {
+        return;
+    };
+    tool_limits_across_two_gateways(&cluster.url(), true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_address_limit_is_exact_across_two_gateways_sharing_a_redis_cluster() {
+    let Some(cluster) = RedisCluster::start().await else {
+        return;
+    };
+    let prefix = prefix();
+    let url = cluster.url();
+    let Some((sandbox, _db)) = sandbox_on_redis(&prefix, |config| {
+        config.gateway.redis.url = Some(SecretString::from(url.clone()));
+        config.gateway.redis.cluster = true;
+        config.gateway.rate_limits.per_ip_per_minute = 6;
+    })
+    .await
+    else {
+        return;
+    };
+    let (second, stop) = extra_gateway(&sandbox.stack, |config| {
+        config.redis.url = Some(SecretString::from(url.clone()));
+        config.redis.cluster = true;
+        config.redis.key_prefix = prefix.clone();
+        config.rate_limits.per_ip_per_minute = 6;
+    })
+    .await;
+    let mut statuses = Vec::new();
+    for i in 0..10 {
+        let url = if i % 2 == 0 {
+            sandbox.mcp_url.as_str()
+        } else {
+            second.as_str()
+        };
+        let (status, body) = call_at(url, "", "chataigne_organizations_list", json!({})).await;
+        if status == 200 {
+            assert_eq!(body["error"]["data"]["code"], "MCP_RATE_LIMITED", "{body}");
+        }
+        statuses.push(status);
+    }
+    assert_eq!(statuses, [401, 401, 401, 401, 401, 401, 200, 200, 200, 200]);
+    stop.cancel();
+    sandbox.shutdown().await;
+}
+
+/// Two gateways on the Redis at `url`: 20 reads of one tool, alternating,
+/// pass exactly the quota of 10.
+async fn tool_limits_across_two_gateways(url: &str, cluster: bool) {
     let prefix = prefix();
     let Some((sandbox, _db)) = sandbox_on_redis(&prefix, |config| {
+        config.gateway.redis.url = Some(SecretString::from(url.to_owned()));
+        config.gateway.redis.cluster = cluster;
         config.gateway.rate_limits.reads_per_minute = 10;
     })
     .await
@@ -21,7 +80,8 @@ async fn limits_are_exact_across_two_gateways_sharing_redis() {
         return;
     };
     let gateway_config = |config: &mut chataigne_gateway::Config| {
-        config.redis.url = Some(SecretString::from(redis_url()));
+        config.redis.url = Some(SecretString::from(url.to_owned()));
+        config.redis.cluster = cluster;
         config.redis.key_prefix = prefix.clone();
         config.rate_limits.reads_per_minute = 10;
     };

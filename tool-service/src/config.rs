@@ -22,6 +22,9 @@ pub struct Config {
     pub auth_service_url: String,
     /// The tool store.
     pub database: DatabaseConfig,
+    /// Calls of each deadline class working on the database at once, so
+    /// that slow analytics, reads and writes cannot starve each other.
+    pub admission: AdmissionConfig,
     /// Pagination cursors.
     pub cursor: CursorConfig,
     /// Idempotent writes.
@@ -48,6 +51,50 @@ pub struct Config {
     /// TLS towards the auth-service (its CA bundle, optionally a client
     /// certificate for mTLS, a server name override); unset: plaintext.
     pub auth_service_tls: Option<chataigne_common::tls::ClientTls>,
+}
+
+/// Slots per deadline class (0: the default share of
+/// `database.max_connections`, the three defaults summing to the pool). A
+/// call waits at most `queue_ms` for a slot of its class, then is refused
+/// with the retryable `MCP_OVERLOADED`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdmissionConfig {
+    /// Read calls at once; 0: half of `database.max_connections`.
+    pub reads: u32,
+    /// Write calls at once; 0: a quarter of `database.max_connections`.
+    pub writes: u32,
+    /// Analytics calls (30-second class) at once; 0: the rest of
+    /// `database.max_connections`.
+    pub analytics: u32,
+    /// How long a call waits for a slot of its class before it is refused.
+    pub queue_ms: u64,
+}
+
+impl Default for AdmissionConfig {
+    fn default() -> Self {
+        AdmissionConfig {
+            reads: 0,
+            writes: 0,
+            analytics: 0,
+            queue_ms: 250,
+        }
+    }
+}
+
+impl AdmissionConfig {
+    /// The slots of each class for a pool of `pool` connections.
+    pub fn limits(&self, pool: u32) -> crate::tools::admission::ClassLimits {
+        let queue = std::time::Duration::from_millis(self.queue_ms);
+        let split = crate::tools::admission::ClassLimits::split(pool, queue);
+        let or = |configured: u32, default: u32| if configured > 0 { configured } else { default };
+        crate::tools::admission::ClassLimits {
+            reads: or(self.reads, split.reads),
+            writes: or(self.writes, split.writes),
+            analytics: or(self.analytics, split.analytics),
+            queue,
+        }
+    }
 }
 
 /// Signing and lifetime of pagination cursors.
@@ -77,6 +124,7 @@ impl Default for Config {
                 connect_timeout_ms: 3_000,
                 statement_timeout_ms: 30_000,
             },
+            admission: AdmissionConfig::default(),
             cursor: CursorConfig::default(),
             idempotency: IdempotencyConfig::default(),
             seed_demo: false,
@@ -137,6 +185,23 @@ impl Config {
             );
         }
         self.database.validate().map_err(anyhow::Error::msg)?;
+        let pool = self.database.max_connections;
+        let slots = self.admission.limits(pool);
+        let configured = [
+            self.admission.reads,
+            self.admission.writes,
+            self.admission.analytics,
+        ];
+        anyhow::ensure!(
+            configured.iter().all(|slots| *slots == 0)
+                || slots.reads + slots.writes + slots.analytics <= pool,
+            "admission.reads + admission.writes + admission.analytics ({}) must not exceed database.max_connections ({pool}): each class keeps connections of its own",
+            slots.reads + slots.writes + slots.analytics
+        );
+        anyhow::ensure!(
+            self.admission.queue_ms <= 10_000,
+            "admission.queue_ms must be at most 10000 (a call waits that long for a slot of its class)"
+        );
         anyhow::ensure!(
             self.auth_service_url.starts_with("http://")
                 || self.auth_service_url.starts_with("https://"),
@@ -247,6 +312,27 @@ mod tests {
         config.validate().unwrap();
         config.database.url = SecretString::from("postgres://user:hunter2@db/x");
         assert!(!format!("{config:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn admission_slots_default_to_the_pool_split_and_never_exceed_it() {
+        let mut config = Config::default();
+        let slots = config.admission.limits(config.database.max_connections);
+        assert_eq!(
+            (slots.reads, slots.writes, slots.analytics),
+            (8, 4, 4),
+            "the default pool of 16"
+        );
+        config.admission.analytics = 2;
+        let slots = config.admission.limits(config.database.max_connections);
+        assert_eq!((slots.reads, slots.writes, slots.analytics), (8, 4, 2));
+        config.validate().unwrap();
+        config.admission.reads = 12;
+        let error = config.validate().unwrap_err().to_string();
+        assert!(
+            error.contains("admission.reads") && error.contains("database.max_connections (16)"),
+            "{error}"
+        );
     }
 
     #[test]

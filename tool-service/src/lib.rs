@@ -243,5 +243,9 @@ async fn prepare<S: Store>(
         config.idempotency.secret.as_ref(),
         Duration::from_secs(config.idempotency.replay_ttl_secs),
     );
-    Ok(Tools::new(store, access, cursors)?.with_idempotency(keys))
+    let admission =
+        tools::admission::Admission::new(config.admission.limits(config.database.max_connections));
+    Ok(Tools::new(store, access, cursors)?
+        .with_idempotency(keys)
+        .with_admission(admission))
 }

@@ -212,6 +212,15 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// Refuses to start on a shared Redis of the other mode than configured
+    /// (when it answers now).
+    pub async fn verify_store_at_start(&self) -> anyhow::Result<()> {
+        match &self.shared {
+            Some(shared) => shared.verify_at_start().await,
+            None => Ok(()),
+        }
+    }
+
     pub fn new(config: &RateLimitConfig) -> Limits {
         let mut secret = [0u8; 32];
         if SystemRandom::new().fill(&mut secret).is_err() {

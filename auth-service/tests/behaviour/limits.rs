@@ -630,6 +630,76 @@ async fn require_redis() {
     );
 }
 
+/// Two replicas on `url`: the 31st refused token request is refused on
+/// either, whichever served the first 30.
+async fn one_budget_for_two_replicas(url: &str, cluster: bool, prefix: &str) {
+    let on = |c: &mut Config| {
+        on_redis(c, prefix);
+        c.oauth.rate_limits.redis.url = Some(secrecy::SecretString::from(url.to_owned()));
+        c.oauth.rate_limits.redis.cluster = cluster;
+    };
+    let a = harness(on).await;
+    let b = harness(on).await;
+    for h in [&a, &b, &a] {
+        for _ in 0..10 {
+            let (status, _, body) = post_from(h, "/token", FLOOD, ATTACKER).await;
+            assert_eq!(status, 400, "{body}");
+        }
+    }
+    for h in [&b, &a] {
+        assert_endpoint_limited(&post_from(h, "/token", FLOOD, ATTACKER).await, 300);
+    }
+    another_user_is_served(&a).await;
+    another_user_is_served(&b).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_redis_cluster_one_budget_holds_for_every_replica() {
+    let Some(cluster) = chataigne_common::testing::RedisCluster::start().await else {
+        return;
+    };
+    let prefix = format!("t{}", uuid::Uuid::new_v4().simple());
+    one_budget_for_two_replicas(&cluster.url(), true, &prefix).await;
+    // The counters spread over the masters' slots, by their own keys.
+    let mut keys = 0;
+    for port in cluster.ports() {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let found: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{prefix}:as:*"))
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        keys += found.len();
+    }
+    assert!(keys > 0, "the counters live in the cluster");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_redis_of_the_other_mode_refuses_to_start_naming_the_setting() {
+    require_redis().await;
+    let on = |url: String, cluster: bool| {
+        move |c: &mut Config| {
+            on_redis(c, "mode");
+            c.oauth.rate_limits.redis.url = Some(secrecy::SecretString::from(url));
+            c.oauth.rate_limits.redis.cluster = cluster;
+        }
+    };
+    let error = Harness::refusal(on(chataigne_common::testing::redis_url(), true)).await;
+    assert!(
+        error.contains("set oauth.rate_limits.redis.cluster = false"),
+        "{error}"
+    );
+    let Some(cluster) = chataigne_common::testing::RedisCluster::start().await else {
+        return;
+    };
+    let error = Harness::refusal(on(cluster.url(), false)).await;
+    assert!(
+        error.contains("set oauth.rate_limits.redis.cluster = true"),
+        "{error}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_redis_one_budget_holds_for_every_replica() {
     require_redis().await;

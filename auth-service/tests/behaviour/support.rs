@@ -116,6 +116,24 @@ impl Harness {
         Some(Harness::serve(app, backend, db_url).await)
     }
 
+    /// The error with which a service on SQLite, configured by `adjust`,
+    /// refuses to serve.
+    pub async fn refusal(adjust: impl FnOnce(&mut Config)) -> String {
+        let db_url = database_url(Backend::Sqlite).await.expect("SQLite");
+        let mut config = config(&db_url);
+        adjust(&mut config);
+        let app = AuthApp::build(config).await.expect("build");
+        let listeners = Listeners {
+            grpc: TcpListener::bind("127.0.0.1:0").await.unwrap(),
+            http: TcpListener::bind("127.0.0.1:0").await.unwrap(),
+            metrics: None,
+        };
+        match app.serve(listeners, std::future::ready(())).await {
+            Ok(()) => panic!("the service served"),
+            Err(error) => error.to_string(),
+        }
+    }
+
     /// Runs `sql` (one or more statements) on the harness's database.
     pub async fn execute(&self, sql: String) {
         let sql = sqlx::AssertSqlSafe(sql);

@@ -12,9 +12,10 @@ use std::time::Duration;
 use crate::access::rate_limit::{self, Quota, Verdict};
 use crate::edge::allowlist::ClientAddress;
 use crate::error::GatewayError;
-use crate::ops::counters::{Limit, Store};
+use crate::ops::counters::{Dependency, Limit, Store};
 use crate::state::AppState;
 use crate::stores::redis_conn::StoreUnavailable;
+use crate::stores::store_config::OnStoreFailure;
 
 /// The address limit a request still owes.
 pub struct AddressLimit {
@@ -63,8 +64,7 @@ impl AddressLimit {
     }
 
     /// Counts the address alone unless it was counted already. A store
-    /// failure lets the request through (fail-open, counted): the per-user
-    /// limits still apply.
+    /// failure is met by the configured policy ([`store_failed`]).
     pub async fn count_alone(&self, state: &AppState) -> Result<(), GatewayError> {
         let Some(quota) = self.take() else {
             return Ok(());
@@ -72,10 +72,7 @@ impl AddressLimit {
         match state.limiter.check_all(&[quota]).await {
             Ok(Verdict::Allowed) => Ok(()),
             Ok(Verdict::Limited { retry_after, .. }) => Err(self.refused(state, retry_after)),
-            Err(error) => {
-                served_without_limits(state, &error);
-                Ok(())
-            }
+            Err(error) => store_failed(state, &error),
         }
     }
 
@@ -90,9 +87,26 @@ impl AddressLimit {
     }
 }
 
-/// A limit check the store could not answer: the request is served without
-/// it (fail-open), with a warning and a count.
-pub fn served_without_limits(state: &AppState, error: &StoreUnavailable) {
-    state.metrics.served_without(Store::RateLimit);
-    tracing::warn!(store = "rate_limit", %error, "store unavailable: request served without a limit check");
+/// A limit check the store could not answer, met by
+/// `rate_limits.on_store_failure`: `fail_open` serves the request without
+/// it (counted; a warning unless the breaker already said Redis is down,
+/// which it logs once per transition), `fail_closed` refuses it with the
+/// retryable dependency error.
+pub fn store_failed(state: &AppState, error: &StoreUnavailable) -> Result<(), GatewayError> {
+    match state.config.rate_limits.on_store_failure {
+        OnStoreFailure::FailOpen => {
+            state.metrics.served_without(Store::RateLimit);
+            if !matches!(error, StoreUnavailable::Open) {
+                tracing::warn!(store = "rate_limit", %error, "store unavailable: request served without a limit check");
+            }
+            Ok(())
+        }
+        OnStoreFailure::FailClosed => {
+            state.metrics.dependency_error(Dependency::Redis);
+            if !matches!(error, StoreUnavailable::Open) {
+                tracing::warn!(store = "rate_limit", %error, "store unavailable: request refused (limits fail closed)");
+            }
+            Err(GatewayError::LimitStoreUnavailable)
+        }
+    }
 }

@@ -407,13 +407,98 @@ mod tests {
     /// leaves, and then the quota is back.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn redis_logs_are_exact_across_two_gateways() {
-        let config = crate::stores::store_config::RedisConfig {
-            url: Some(secrecy::SecretString::from(
-                chataigne_common::testing::redis_url(),
-            )),
+        exact_across_two_gateways(redis_config(&chataigne_common::testing::redis_url(), false))
+            .await;
+    }
+
+    /// The same on a Redis Cluster of three masters: one quota for both
+    /// gateways, the keys of one call on one slot.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn redis_cluster_logs_are_exact_across_two_gateways() {
+        let Some(cluster) = chataigne_common::testing::RedisCluster::start().await else {
+            return;
+        };
+        exact_across_two_gateways(redis_config(&cluster.url(), true)).await;
+    }
+
+    /// The limits of one call in one script on a cluster: its keys share the
+    /// deployment's hash tag.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn redis_cluster_checks_every_limit_of_a_call_in_one_script() {
+        let Some(cluster) = chataigne_common::testing::RedisCluster::start().await else {
+            return;
+        };
+        let config = redis_config(&cluster.url(), true);
+        let handle = RedisHandle::new(&config).unwrap().unwrap();
+        assert_eq!(
+            handle.key("rl:tool:x"),
+            format!("{{{}}}:rl:tool:x", config.key_prefix)
+        );
+        handle
+            .verify_at_start()
+            .await
+            .expect("a cluster configured as one");
+        let limiter = RateLimiter::new(Some(handle), Duration::from_secs(5));
+        let both = quotas(3, 2);
+        let mut verdicts = Vec::new();
+        for _ in 0..4 {
+            verdicts.push(
+                match limiter.check_all(&both).await.expect("the cluster answers") {
+                    Verdict::Allowed => None,
+                    Verdict::Limited { which, .. } => Some(which),
+                },
+            );
+        }
+        assert_eq!(verdicts, [None, None, Some(1), Some(0)]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_redis_of_the_other_mode_refuses_to_start_naming_the_setting() {
+        let Some(cluster) = chataigne_common::testing::RedisCluster::start().await else {
+            return;
+        };
+        let as_standalone = RedisHandle::new(&redis_config(&cluster.url(), false))
+            .unwrap()
+            .unwrap();
+        let error = as_standalone.verify_at_start().await.unwrap_err();
+        assert!(
+            error.to_string().contains("set redis.cluster = true"),
+            "{error}"
+        );
+        // Its commands fail too (never MOVED or CROSSSLOT half-served).
+        let limiter = RateLimiter::new(Some(as_standalone), WINDOW);
+        assert!(limiter.check_all(&quotas(3, 2)).await.is_err());
+        let as_cluster =
+            RedisHandle::new(&redis_config(&chataigne_common::testing::redis_url(), true))
+                .unwrap()
+                .unwrap();
+        let error = as_cluster.verify_at_start().await.unwrap_err();
+        assert!(
+            error.to_string().contains("redis.cluster is true")
+                && error.to_string().contains("set redis.cluster = false"),
+            "{error}"
+        );
+        assert!(!as_cluster.ping().await, "the breaker sees it down");
+        // An unreachable Redis is no reason not to start: it is checked once
+        // it answers.
+        let down = RedisHandle::new(&redis_config("redis://127.0.0.1:1", true))
+            .unwrap()
+            .unwrap();
+        down.verify_at_start()
+            .await
+            .expect("starts while Redis is down");
+    }
+
+    fn redis_config(url: &str, cluster: bool) -> crate::stores::store_config::RedisConfig {
+        crate::stores::store_config::RedisConfig {
+            url: Some(secrecy::SecretString::from(url.to_owned())),
+            cluster,
             key_prefix: format!("t{}", uuid::Uuid::new_v4().simple()),
             ..crate::stores::store_config::RedisConfig::default()
-        };
+        }
+    }
+
+    async fn exact_across_two_gateways(config: crate::stores::store_config::RedisConfig) {
         let window = Duration::from_millis(1_500);
         let one = RateLimiter::new(RedisHandle::new(&config).unwrap(), window);
         let two = RateLimiter::new(RedisHandle::new(&config).unwrap(), window);

@@ -18,6 +18,7 @@ use crate::config::Config;
 use crate::ops::breaker::{self, Breaker};
 use crate::ops::counters::{Dependency, Metrics};
 use crate::stores::redis_conn::RedisHandle;
+use crate::stores::store_config::OnStoreFailure;
 
 /// Clients of both backends; cloning is cheap and shares the connection.
 #[derive(Clone)]
@@ -73,7 +74,14 @@ impl Backends {
     }
 
     /// Starts the background probe of every breaker, until `stop` turns true.
-    pub fn watch(&self, metrics: &Arc<Metrics>, stop: &tokio::sync::watch::Receiver<bool>) {
+    /// The Redis probe also drives the degraded gauge and says each change
+    /// of what calls meet under `policy`, once.
+    pub fn watch(
+        &self,
+        metrics: &Arc<Metrics>,
+        stop: &tokio::sync::watch::Receiver<bool>,
+        policy: OnStoreFailure,
+    ) {
         let health = |client: &HealthClient<Balanced>| {
             let client = client.clone();
             move || breaker::serving(client.clone())
@@ -84,22 +92,44 @@ impl Backends {
             health(&self.auth_health),
             stop.clone(),
         );
+        let (tools, tools_breaker) = (self.tools_health.clone(), self.tools_breaker.clone());
         breaker::spawn_probe(
             self.tools_breaker.clone(),
             metrics.clone(),
-            health(&self.tools_health),
+            move || chataigne_common::breaker::serving_for(tools_breaker.clone(), tools.clone()),
             stop.clone(),
         );
         if let Some(redis) = &self.redis {
             let probed = redis.clone();
-            breaker::spawn_probe(
+            let (gauge, metrics) = (redis.breaker().clone(), metrics.clone());
+            let mut first = true;
+            chataigne_common::breaker::spawn_probe(
                 redis.breaker().clone(),
-                metrics.clone(),
                 move || {
                     let redis = probed.clone();
                     async move { redis.ping().await }
                 },
                 stop.clone(),
+                move |up| {
+                    metrics.dependency_state(&gauge);
+                    let degraded = !up && policy == OnStoreFailure::FailOpen;
+                    metrics.limits_degraded(degraded);
+                    // The state at start is no transition; each change is
+                    // said once (the breaker logs the dependency's side).
+                    if !std::mem::take(&mut first) {
+                        match (up, policy) {
+                            (true, _) => tracing::info!(
+                                "rate limits enforced again: the rate-limit store answers"
+                            ),
+                            (false, OnStoreFailure::FailOpen) => tracing::warn!(
+                                "degraded: calls are served without rate limits until the rate-limit store answers (rate_limits.on_store_failure = fail_open)"
+                            ),
+                            (false, OnStoreFailure::FailClosed) => tracing::warn!(
+                                "not ready: calls are refused until the rate-limit store answers (rate_limits.on_store_failure = fail_closed)"
+                            ),
+                        }
+                    }
+                },
             );
         }
     }

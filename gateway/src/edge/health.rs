@@ -1,8 +1,8 @@
 //! The internal listener: `/healthz` (the process is up; never depends on a
-//! dependency), `/readyz` (every dependency's breaker closed and the
-//! dependency answering: both gRPC backends SERVING on the standard health
-//! service, which they report only while their database answers, and Redis
-//! answering `PING` when configured) and `/metrics` (the gateway's
+//! dependency), `/readyz` (the replica can serve calls under its configured
+//! policy: both gRPC backends SERVING on the standard health service, which
+//! they report only while their database answers, and — only when the rate
+//! limits fail closed — Redis answering) and `/metrics` (the gateway's
 //! Prometheus metrics). Never mounted on the public listener.
 
 use axum::Router;
@@ -18,6 +18,7 @@ use tonic_health::pb::health_client::HealthClient;
 use crate::ops::breaker::{self, Breaker};
 use crate::reply;
 use crate::state::SharedState;
+use crate::stores::store_config::OnStoreFailure;
 
 async fn healthz() -> Response {
     reply::json(
@@ -26,10 +27,13 @@ async fn healthz() -> Response {
     )
 }
 
-/// Ready when no dependency's breaker is open and each answers a probe now
-/// (both backends SERVING on `grpc.health.v1`, which they report only while
-/// their database answers; Redis `PING` when configured); the body names
-/// each (`redis` is `null` without Redis). An open breaker answers at once.
+/// Ready when the replica can serve calls: both backends' breakers closed
+/// and each SERVING on `grpc.health.v1` now (which they report only while
+/// their database answers). Redis down is `degraded` (200: calls are served
+/// without rate limits) under `rate_limits.on_store_failure = fail_open`,
+/// and not ready (503: calls are refused) under `fail_closed`. The body
+/// names each dependency (`redis` is `null` without Redis). An open breaker
+/// answers at once.
 async fn readyz(State(state): State<SharedState>) -> Response {
     let backends = &state.backends;
     let probe = |breaker: &Breaker, client: &HealthClient<Balanced>| {
@@ -48,10 +52,11 @@ async fn readyz(State(state): State<SharedState>) -> Response {
         probe(&backends.tools_breaker, &backends.tools_health),
         redis
     );
-    let (status, label) = if auth && tools && redis.unwrap_or(true) {
-        (StatusCode::OK, "ready")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "not_ready")
+    let fail_closed = state.config.rate_limits.on_store_failure == OnStoreFailure::FailClosed;
+    let (status, label) = match (auth && tools, redis.unwrap_or(true), fail_closed) {
+        (true, true, _) => (StatusCode::OK, "ready"),
+        (true, false, false) => (StatusCode::OK, "degraded"),
+        _ => (StatusCode::SERVICE_UNAVAILABLE, "not_ready"),
     };
     let body =
         json!({"status": label, "auth_service": auth, "tool_service": tools, "redis": redis});

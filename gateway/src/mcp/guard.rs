@@ -83,11 +83,23 @@ pub async fn call(
             state.metrics.rate_limited(Limit::Tool(&tool.name));
             return Ok(Err(with_retry(ErrorCode::RateLimited, retry_after)));
         }
-        Err(error) => address_limit::served_without_limits(state, &error),
+        Err(error) => address_limit::store_failed(state, &error)?,
     }
     // Boxed: the gRPC call's future is large, and would otherwise be copied
-    // through every layer above it on each call.
-    let outcome = Box::pin(call::call(&state.backends.tools, tool, input)).await;
+    // through every layer above it on each call. A call already sent when
+    // the tool-service is found unreachable or hung ends then, with the
+    // typed error, not at its deadline: a read is unavailable, a write may
+    // have reached the tool-service (its outcome is unknown; its idempotency
+    // key makes the retry safe). A tool-service that answers NOT_SERVING
+    // (draining, database down) answers its calls in flight itself.
+    let outcome = tokio::select! {
+        outcome = Box::pin(call::call(&state.backends.tools, tool, input)) => outcome,
+        () = state.backends.tools_breaker.hung() => Err(gateway_failure(if tool.write {
+            ErrorCode::OutcomeUnknown
+        } else {
+            ErrorCode::DependencyUnavailable
+        })),
+    };
     let outcome = counted(state, outcome);
     if tool.idempotent && outcome.as_ref().is_ok_and(|success| success.replayed) {
         state.metrics.idempotency_replay();
@@ -96,12 +108,15 @@ pub async fn call(
 }
 
 /// Counts a tool-service failure (unreachable, timed out, or unavailable
-/// itself) as a dependency error; the outcome is returned unchanged.
+/// itself) as a dependency error — not `MCP_OVERLOADED`, a busy tool-service
+/// shedding one class of calls, which is no outage; the outcome is returned
+/// unchanged.
 fn counted(
     state: &AppState,
     outcome: Result<Success, DecodedStatus>,
 ) -> Result<Success, DecodedStatus> {
     if let Err(failure) = &outcome
+        && failure.code != ErrorCode::Overloaded
         && matches!(
             failure.code.category(),
             Category::Dependency | Category::Timeout

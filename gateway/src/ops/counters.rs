@@ -88,6 +88,7 @@ pub struct Metrics {
     dependency_errors: IntCounterVec,
     dependency_up: prometheus::IntGaugeVec,
     store_fail_open: IntCounterVec,
+    degraded: prometheus::IntGaugeVec,
     idempotency_replays: IntCounter,
 }
 
@@ -150,6 +151,12 @@ impl Metrics {
                 "1 while the dependency answers its probe (breaker closed), 0 while calls needing it fail at once.",
                 &["dependency"],
             )?,
+            degraded: metrics::gauge_vec(
+                &registry,
+                "chataigne_gateway_degraded",
+                "1 while the gateway serves calls in a degraded mode (rate_limit_store: Redis down, calls served without rate limits under rate_limits.on_store_failure = fail_open).",
+                &["reason"],
+            )?,
             store_fail_open: metrics::counter_vec(
                 &registry,
                 "chataigne_gateway_store_fail_open_total",
@@ -174,6 +181,7 @@ impl Metrics {
                 .with_label_values(&[dependency.label()]);
         }
         metrics.store_fail_open.with_label_values(&["rate_limit"]);
+        metrics.limits_degraded(false);
         metrics.rate_limited.with_label_values(&["address", ""]);
         for reason in CONNECTION_REASONS {
             metrics.connections_closed.with_label_values(&[reason]);
@@ -254,6 +262,14 @@ impl Metrics {
         self.dependency_up
             .with_label_values(&[breaker.label()])
             .set(i64::from(!breaker.is_open()));
+    }
+
+    /// Whether the gateway serves without its rate limits now (Redis down,
+    /// limits failing open).
+    pub fn limits_degraded(&self, degraded: bool) {
+        self.degraded
+            .with_label_values(&["rate_limit_store"])
+            .set(i64::from(degraded));
     }
 
     pub fn dependency_error(&self, dependency: Dependency) {

@@ -1,14 +1,18 @@
-//! The Redis connection of the rate limiter: a lazy connection manager (the
-//! gateway starts while Redis is down) with short connect and response
-//! timeouts and few reconnect retries, so a dead Redis fails a command within
-//! about `connect + response` timeouts and the manager reconnects by itself
-//! when Redis is back; once its breaker (`ops/breaker.rs`, a background `PING`)
-//! has seen Redis down or hung, commands fail at once without waiting.
+//! The Redis connection of the rate limiter: the shared store of
+//! `chataigne_common::redis_store` (standalone or cluster, lazy, with short
+//! connect and response timeouts, its mode checked against the
+//! configuration), behind a breaker: once the breaker (`ops/breaker.rs`, a
+//! background `PING`) has seen Redis down or hung, commands fail at once
+//! without waiting.
+//!
+//! Keys are `<prefix>:<key>` on a standalone server. On a cluster the prefix
+//! is a hash tag, `{<prefix>}:<key>`: every key of a deployment hashes to one
+//! slot, so the script that checks all the limits of a call (several keys)
+//! runs atomically in one round trip there too.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use chataigne_common::redis_store::{RedisFailure, RedisOptions, RedisStore};
 use redis::{FromRedisValue, ScriptInvocation};
 use secrecy::ExposeSecret;
 
@@ -19,21 +23,17 @@ use crate::stores::store_config::RedisConfig;
 /// Why a store command did not answer.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreUnavailable {
-    #[error("redis command timed out")]
-    Timeout,
     #[error("redis known down: breaker open")]
     Open,
-    #[error("redis: {0}")]
-    Redis(#[from] redis::RedisError),
+    #[error(transparent)]
+    Failed(#[from] RedisFailure),
 }
 
 /// A cheap-to-clone handle on the shared connection.
 #[derive(Clone)]
 pub struct RedisHandle {
-    manager: ConnectionManager,
-    /// Outer bound of one command, reconnect attempt included.
-    command_timeout: Duration,
-    /// Prefix of every key.
+    store: RedisStore,
+    /// Prefix of every key (a hash tag on a cluster).
     prefix: String,
     breaker: Arc<Breaker>,
 }
@@ -44,23 +44,30 @@ impl RedisHandle {
         let Some(url) = &config.url else {
             return Ok(None);
         };
-        let connect = Duration::from_millis(config.connect_timeout_ms);
-        let response = Duration::from_millis(config.response_timeout_ms);
-        let client = redis::Client::open(url.expose_secret())
-            .map_err(|_| anyhow::anyhow!("redis.url is not a valid Redis URL"))?;
-        let manager_config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(connect))
-            .set_response_timeout(Some(response))
-            .set_number_of_retries(1)
-            .set_min_delay(Duration::from_millis(10))
-            .set_max_delay(Duration::from_millis(100));
-        let manager = ConnectionManager::new_lazy_with_config(client, manager_config)?;
+        let store = RedisStore::new(RedisOptions {
+            url: url.expose_secret(),
+            cluster: config.cluster,
+            tls_ca_file: config.tls_ca_file.as_deref(),
+            connect_timeout: std::time::Duration::from_millis(config.connect_timeout_ms),
+            response_timeout: std::time::Duration::from_millis(config.response_timeout_ms),
+            section: "redis",
+        })?;
+        let prefix = if config.cluster {
+            format!("{{{}}}", config.key_prefix)
+        } else {
+            config.key_prefix.clone()
+        };
         Ok(Some(RedisHandle {
-            manager,
-            command_timeout: connect * 2 + response + Duration::from_millis(100),
-            prefix: config.key_prefix.clone(),
+            store,
+            prefix,
             breaker: Breaker::new(Dependency::Redis.label()),
         }))
+    }
+
+    /// Refuses to start on a Redis of the other mode than configured (when
+    /// it answers now).
+    pub async fn verify_at_start(&self) -> anyhow::Result<()> {
+        self.store.verify_at_start().await
     }
 
     /// The store key of `key` under this deployment's prefix.
@@ -75,13 +82,7 @@ impl RedisHandle {
 
     /// Whether Redis answers `PING` (the breaker's probe; bypasses it).
     pub async fn ping(&self) -> bool {
-        let mut connection = self.manager.clone();
-        let command = redis::cmd("PING");
-        let ping = command.query_async::<String>(&mut connection);
-        matches!(
-            tokio::time::timeout(self.command_timeout, ping).await,
-            Ok(Ok(_))
-        )
+        self.store.ping().await
     }
 
     /// Runs a prepared script invocation, bounded by the command timeout;
@@ -93,15 +94,6 @@ impl RedisHandle {
         if self.breaker.is_open() {
             return Err(StoreUnavailable::Open);
         }
-        let mut connection = self.manager.clone();
-        match tokio::time::timeout(
-            self.command_timeout,
-            invocation.invoke_async(&mut connection),
-        )
-        .await
-        {
-            Ok(result) => Ok(result?),
-            Err(_) => Err(StoreUnavailable::Timeout),
-        }
+        Ok(self.store.invoke(invocation).await?)
     }
 }

@@ -12,11 +12,18 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedisConfig {
-    /// `redis://…` (or `rediss://…`), may hold a password; unset: in-process
-    /// stores (one replica only).
+    /// `redis://…` (or `rediss://…` for TLS), may hold a password; with
+    /// `cluster`, one seed node of the cluster (e.g. a managed service's
+    /// configuration endpoint). Unset: in-process stores (one replica only).
     #[serde(serialize_with = "chataigne_common::secrets::serialize_optional_secret")]
     #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub url: Option<SecretString>,
+    /// Whether `url` is a Redis Cluster (the cluster client routes each key
+    /// to its slot). Must match the server: a mismatch refuses to start.
+    pub cluster: bool,
+    /// PEM CA bundle the server certificate of a `rediss://` URL must chain
+    /// to (a private CA); unset: the system's and the public web roots.
+    pub tls_ca_file: Option<String>,
     /// Bound of one connection attempt; a dead Redis fails this fast.
     pub connect_timeout_ms: u64,
     /// Bound of one command's answer.
@@ -29,6 +36,8 @@ impl Default for RedisConfig {
     fn default() -> Self {
         RedisConfig {
             url: None,
+            cluster: false,
+            tls_ca_file: None,
             connect_timeout_ms: 250,
             response_timeout_ms: 250,
             key_prefix: "chataigne".to_owned(),
@@ -50,6 +59,22 @@ pub struct RateLimits {
     /// switches this limit off. Connected Apps traffic arrives from a few
     /// egress addresses: keep this generous.
     pub per_ip_per_minute: u32,
+    /// What a call meets while Redis cannot answer a limit check:
+    /// `fail_open` (served without the check, counted; the gateway stays
+    /// ready, degraded) or `fail_closed` (refused with the retryable
+    /// `MCP_DEPENDENCY_UNAVAILABLE`; the gateway reports not ready).
+    pub on_store_failure: OnStoreFailure,
+}
+
+/// The policy of the rate limits while their store is unavailable.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnStoreFailure {
+    /// Calls are served without the limit check (availability first).
+    #[default]
+    FailOpen,
+    /// Calls are refused until the store answers again (the limits first).
+    FailClosed,
 }
 
 impl Default for RateLimits {
@@ -58,6 +83,7 @@ impl Default for RateLimits {
             reads_per_minute: 1_000,
             writes_per_minute: 500,
             per_ip_per_minute: 6_000,
+            on_store_failure: OnStoreFailure::FailOpen,
         }
     }
 }
@@ -71,6 +97,10 @@ pub fn validate(redis: &RedisConfig) -> anyhow::Result<()> {
             "redis.url must start with redis:// or rediss://"
         );
     }
+    anyhow::ensure!(
+        !redis.key_prefix.is_empty() && !redis.key_prefix.contains(['{', '}']),
+        "redis.key_prefix must be non-empty and hold no braces (it is the hash tag on a cluster)"
+    );
     anyhow::ensure!(
         redis.connect_timeout_ms > 0 && redis.response_timeout_ms > 0,
         "redis timeouts must be greater than zero"

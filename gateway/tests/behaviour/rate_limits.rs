@@ -279,3 +279,42 @@ async fn without_redis_calls_are_served_and_counted_once_as_fail_open() {
     );
     harness.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_redis_limits_failing_closed_refuse_calls_with_the_dependency_error() {
+    let closed = support::closed_port_url()
+        .await
+        .replace("http://", "redis://");
+    let harness = Harness::start_with(move |config| {
+        config.redis.url = Some(SecretString::from(closed));
+        config.rate_limits.on_store_failure = chataigne_gateway::config::OnStoreFailure::FailClosed;
+    })
+    .await;
+    for _ in 0..2 {
+        let (status, body) = harness.rpc(TOKEN_ALL, tool_call("orders_list")).await;
+        assert_eq!(status, 200, "answered to the call's id: {body}");
+        let error = &body["error"]["data"];
+        assert_eq!(error["code"], "MCP_DEPENDENCY_UNAVAILABLE", "{body}");
+        assert_eq!(error["retryable"], true, "{body}");
+        assert!(
+            error["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0),
+            "{body}"
+        );
+    }
+    assert!(
+        harness.tool_calls().is_empty(),
+        "nothing reached the tool-service"
+    );
+    let metrics = reqwest::get(format!("{}/metrics", harness.internal))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("chataigne_gateway_store_fail_open_total{store=\"rate_limit\"} 0")
+            || !metrics.contains("chataigne_gateway_store_fail_open_total{store=\"rate_limit\"}"),
+        "nothing served without its limits: {metrics}"
+    );
+    harness.shutdown().await;
+}

@@ -1450,6 +1450,7 @@ fn alert_rules_check_and_fire_and_the_dashboard_queries_parse() {
             "ChataigneLatencyBudgetBurn",
             "ChataigneLatencyBudgetBurnSlow",
             "ChataigneRateLimitRefusals",
+            "ChataigneRateLimitsDegraded",
             "ChataigneTargetDown",
         ]
     );
@@ -1494,7 +1495,7 @@ fn alert_rules_check_and_fire_and_the_dashboard_queries_parse() {
     // The rules as rendered: syntax, PromQL and annotation templates.
     write_rules(&dir, "rendered.yaml", groups);
     let checked = run_promtool(&promtool, &dir, &["check", "rules", "rendered.yaml"]);
-    assert!(checked.contains("SUCCESS: 8 rules found"), "{checked}");
+    assert!(checked.contains("SUCCESS: 9 rules found"), "{checked}");
     // Their behaviour, on synthetic series (tests/helm/alerts_test.yaml):
     // annotations left out, their text is not under test.
     let mut bare = groups.clone();

@@ -58,6 +58,10 @@ pub enum DomainError {
     /// The same idempotent operation is still running.
     #[error("operation in progress")]
     OperationInProgress { retry_after: std::time::Duration },
+    /// Every slot of the call's deadline class stayed busy past the
+    /// admission queue: the service is busy, not unavailable.
+    #[error("overloaded")]
+    Overloaded { retry_after: std::time::Duration },
     /// An operator switched every write tool off (the `writes` flag).
     #[error("writes disabled by the operator")]
     WritesDisabled,

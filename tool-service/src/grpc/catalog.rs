@@ -103,6 +103,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         let call = request.into_inner();
         let spec = ToolId::by_name(&call.name).map(ToolId::spec);
         let kind = spec.map_or(ToolKind::Read, |spec| spec.kind);
+        let class = spec.map_or(DeadlineClass::Read, |spec| spec.deadline);
         let ctx = CallContext {
             credential,
             locale: Locale::parse(&call.locale),
@@ -114,7 +115,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
                 let work = self
                     .tools
                     .call_past_the_switch(&call.name, arguments.clone(), &ctx);
-                runner::bounded(&self.tools, timeout, kind, work).await
+                runner::bounded(&self.tools, timeout, (kind, class), work).await
             }
             None => Err(DomainError::invalid("", "the arguments are not valid JSON")),
         };

@@ -17,18 +17,22 @@ use super::status::typed_status;
 use crate::access::Access;
 use crate::domain::{DomainError, Locale};
 use crate::store::Store;
-use crate::tools::{Answered, CallContext, Reply, ToolKind, Tools, deadline as tools_deadline};
+use crate::tools::{
+    Answered, CallContext, DeadlineClass, Reply, ToolKind, Tools, deadline as tools_deadline,
+};
 
 /// Runs `work` for an RPC of `kind` within `timeout` (each database
-/// statement bounded by what remains of it, dropped work rolled back), the
-/// write switch read first when it writes.
+/// statement bounded by what remains of it, dropped work rolled back): first
+/// a slot of its deadline `class` (`Overloaded` when the class stays
+/// exhausted), then the write switch when it writes.
 pub(super) async fn bounded<S: Store, A: Access, T>(
     tools: &Tools<S, A>,
     timeout: Option<Duration>,
-    kind: ToolKind,
+    (kind, class): (ToolKind, DeadlineClass),
     work: impl Future<Output = Result<T, DomainError>>,
 ) -> Result<T, DomainError> {
     tools_deadline::within(timeout, async {
+        let _admitted = tools.admission.admit(class).await?;
         if kind == ToolKind::Write {
             tools.ensure_writes_enabled().await?;
         }
@@ -82,7 +86,7 @@ impl<S: Store, A: Access> Runner<S, A> {
             let answered = Box::pin(T::run(tools, input, &ctx)).await?.answered()?;
             Ok(T::Response::from(answered))
         };
-        bounded(tools, timeout, kind, work)
+        bounded(tools, timeout, (kind, T::SPEC.deadline), work)
             .await
             .map(Response::new)
             .map_err(|error| typed_status(error, kind))

@@ -200,6 +200,17 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
             };
             code.to_status(message, Some(retry_after), &[], &[])
         }
+        DomainError::Overloaded { retry_after } => {
+            let code = ErrorCode::Overloaded;
+            let message = match tool {
+                Some(tool) => format!(
+                    "The service is busy with other calls of this kind. Call {tool} again \
+                     after retry_after_ms with the same arguments."
+                ),
+                None => code.default_message().to_owned(),
+            };
+            code.to_status(message, Some(retry_after), &[], &[])
+        }
         DomainError::Internal(detail) => {
             tracing::error!(%detail, "internal error");
             match tool {
@@ -290,6 +301,9 @@ fn typed_message(error: &DomainError, kind: ToolKind) -> String {
         DomainError::OperationInProgress { .. } => "the same operation is still running; retry \
                                                     after the RetryInfo delay with the same \
                                                     idempotency_key"
+            .to_owned(),
+        DomainError::Overloaded { .. } => "the service is busy with other calls of this kind; \
+                                           retry after the RetryInfo delay"
             .to_owned(),
         DomainError::Internal(_) => {
             "internal error; retry once, and report the call if it fails again".to_owned()
@@ -623,6 +637,14 @@ mod tests {
                 LIST,
                 &[LIST, "request_id"],
             ),
+            (
+                DomainError::Overloaded {
+                    retry_after: Duration::from_secs(1),
+                },
+                ToolKind::Read,
+                LIST,
+                &[LIST, "retry_after_ms"],
+            ),
         ];
         for (error, kind, tool, needles) in cases {
             let label = format!("{error:?}");
@@ -635,6 +657,21 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn an_exhausted_class_is_overloaded_with_a_retry_hint_not_a_dependency_failure() {
+        let status = to_status(
+            DomainError::Overloaded {
+                retry_after: std::time::Duration::from_secs(1),
+            },
+            ToolKind::Read,
+        );
+        let decoded = decode_status(&status);
+        assert_eq!(decoded.code, ErrorCode::Overloaded);
+        assert!(decoded.code.retryable());
+        assert_eq!(decoded.retry_after, Some(std::time::Duration::from_secs(1)));
+        assert_eq!(status.code(), tonic::Code::ResourceExhausted);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! that trait. [`Tools`] holds what the bodies need (store, access control,
 //! cursor and idempotency keys) and the built catalogue.
 
+pub mod admission;
 pub mod analytics_query;
 pub mod catalog_item_availability_update;
 pub mod catalog_items_list;
@@ -458,6 +459,7 @@ pub struct Tools<S, A> {
     pub(crate) access: A,
     pub(crate) cursors: CursorCodec,
     pub(crate) idempotency: idempotency::IdempotencyKeys,
+    pub(crate) admission: admission::Admission,
     catalog: Arc<Vec<CatalogEntry>>,
 }
 
@@ -468,6 +470,7 @@ impl<S: Clone, A: Clone> Clone for Tools<S, A> {
             access: self.access.clone(),
             cursors: self.cursors.clone(),
             idempotency: self.idempotency.clone(),
+            admission: self.admission.clone(),
             catalog: self.catalog.clone(),
         }
     }
@@ -502,8 +505,16 @@ impl<S: Store, A: Access> Tools<S, A> {
                 None,
                 std::time::Duration::from_secs(24 * 3600),
             ),
+            admission: admission::Admission::unlimited(),
             catalog: Arc::new(catalog),
         })
+    }
+
+    /// Admits calls per deadline class through `admission` (the configured
+    /// slots of each class).
+    pub fn with_admission(mut self, admission: admission::Admission) -> Self {
+        self.admission = admission;
+        self
     }
 
     /// Uses `keys` for idempotent writes (the configured secret and window).

@@ -6,15 +6,17 @@
 //!
 //! Key names are `<prefix>:as:<kind>:<HMAC-SHA256 under the shared key
 //! secret>`: addresses, accounts and client ids never appear in Redis.
-//! Commands are bounded by short timeouts; a Redis that does not answer makes
-//! the caller fall back to its in-process counters.
+//! Every script names one key, so a Redis Cluster (`cluster = true`) spreads
+//! the keys over its slots with no hash tag. Commands are bounded by short
+//! timeouts; a Redis that does not answer makes the caller fall back to its
+//! in-process counters.
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use aws_lc_rs::hmac;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use chataigne_common::redis_store::{RedisOptions, RedisStore};
 use redis::{FromRedisValue, Script, ScriptInvocation};
 use secrecy::ExposeSecret;
 
@@ -96,8 +98,7 @@ const WARN_EVERY_SECS: u64 = 10;
 
 /// The Redis connection and the key secret of the shared counters.
 pub struct SharedLimits {
-    manager: ConnectionManager,
-    command_timeout: Duration,
+    store: RedisStore,
     prefix: String,
     secret: hmac::Key,
     last_warning: AtomicU64,
@@ -122,24 +123,26 @@ impl SharedLimits {
         let (Some(url), Some(secret)) = (&config.url, &config.key_secret) else {
             return Ok(None);
         };
-        let client = redis::Client::open(url.expose_secret())
-            .map_err(|_| anyhow::anyhow!("oauth.rate_limits.redis.url is not a valid Redis URL"))?;
-        let connect = Duration::from_millis(config.connect_timeout_ms);
-        let response = Duration::from_millis(config.response_timeout_ms);
-        let manager_config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(connect))
-            .set_response_timeout(Some(response))
-            .set_number_of_retries(1)
-            .set_min_delay(Duration::from_millis(10))
-            .set_max_delay(Duration::from_millis(100));
-        let manager = ConnectionManager::new_lazy_with_config(client, manager_config)?;
+        let store = RedisStore::new(RedisOptions {
+            url: url.expose_secret(),
+            cluster: config.cluster,
+            tls_ca_file: config.tls_ca_file.as_deref(),
+            connect_timeout: Duration::from_millis(config.connect_timeout_ms),
+            response_timeout: Duration::from_millis(config.response_timeout_ms),
+            section: "oauth.rate_limits.redis",
+        })?;
         Ok(Some(SharedLimits {
-            manager,
-            command_timeout: connect * 2 + response + Duration::from_millis(100),
+            store,
             prefix: config.key_prefix.clone(),
             secret: hmac::Key::new(hmac::HMAC_SHA256, secret.expose_secret().as_bytes()),
             last_warning: AtomicU64::new(0),
         }))
+    }
+
+    /// Refuses to start on a Redis of the other mode than configured (when
+    /// it answers now).
+    pub async fn verify_at_start(&self) -> anyhow::Result<()> {
+        self.store.verify_at_start().await
     }
 
     /// The Redis key of `parts` under `kind`: a keyed hash, never the values.
@@ -161,20 +164,10 @@ impl SharedLimits {
     }
 
     async fn run<T: FromRedisValue>(&self, invocation: &ScriptInvocation<'_>) -> Option<T> {
-        let mut connection = self.manager.clone();
-        let outcome = tokio::time::timeout(
-            self.command_timeout,
-            invocation.invoke_async(&mut connection),
-        )
-        .await;
-        match outcome {
-            Ok(Ok(value)) => Some(value),
-            Ok(Err(error)) => {
+        match self.store.invoke(invocation).await {
+            Ok(value) => Some(value),
+            Err(error) => {
                 self.warn(&error.to_string());
-                None
-            }
-            Err(_) => {
-                self.warn("command timed out");
                 None
             }
         }

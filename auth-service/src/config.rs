@@ -64,6 +64,13 @@ pub struct Config {
     pub http_tls: Option<chataigne_common::tls::ServerTls>,
     /// Retries of the database (connection and migrations) at start.
     pub startup: StartupConfig,
+    /// The credential the gateway presents to `Authenticate` (gRPC metadata
+    /// `x-chataigne-gateway-credential`), the gateway's `gateway_credential`:
+    /// at least 32 bytes, compared in constant time. Unset: `Authenticate`
+    /// refuses every caller (embedded mode's launcher generates one).
+    #[serde(serialize_with = "serialize_optional_secret")]
+    #[schemars(with = "Option<String>", extend("x-secret" = true))]
+    pub gateway_credential: Option<SecretString>,
 }
 
 /// The authorization server's endpoints and policies.
@@ -464,6 +471,7 @@ impl Default for Config {
             grpc_tls: None,
             http_tls: None,
             startup: StartupConfig::default(),
+            gateway_credential: None,
         }
     }
 }
@@ -519,6 +527,7 @@ impl Config {
             "key_reload_secs must be between 1 and 3600"
         );
         self.keys.validate(database.backend())?;
+        self.validate_gateway_credential()?;
         self.http.validate()?;
         self.grpc_server
             .validate("grpc_server")
@@ -532,6 +541,19 @@ impl Config {
             }
         }
         self.oauth.validate(&self.resolved_issuer())
+    }
+
+    /// The gateway's credential, when set, is long enough.
+    fn validate_gateway_credential(&self) -> anyhow::Result<()> {
+        let min = chataigne_common::assertion::AssertionContract::CALLER_CREDENTIAL_MIN_LEN;
+        if let Some(secret) = &self.gateway_credential {
+            anyhow::ensure!(
+                secret.expose_secret().len() >= min,
+                "gateway_credential ({}) must be at least {min} bytes, the same value as the gateway's",
+                env_var("gateway_credential")
+            );
+        }
+        Ok(())
     }
 
     /// What serving checks before it starts: [`Config::validate`] and the

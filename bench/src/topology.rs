@@ -201,6 +201,8 @@ pub async fn start(settings: &Settings<'_>) -> anyhow::Result<Topology> {
     drop(app);
 
     let idempotency = random_secret();
+    // Only the gateway may call `Authenticate`: the same credential on both.
+    let gateway_credential = random_secret();
     let mut children = Vec::new();
     let auth_env = [
         ("CHATAIGNE_GRPC_LISTEN", loopback(auth_grpc)),
@@ -214,6 +216,7 @@ pub async fn start(settings: &Settings<'_>) -> anyhow::Result<Topology> {
             kek.expose_secret().to_owned(),
         ),
         ("CHATAIGNE_OAUTH__ALLOWED_RESOURCES", mcp_url.clone()),
+        ("CHATAIGNE_GATEWAY_CREDENTIAL", gateway_credential.clone()),
     ];
     children.push(spawn(&auth_bin, &auth_env, "auth-service")?);
     let tools_env = [
@@ -236,6 +239,7 @@ pub async fn start(settings: &Settings<'_>) -> anyhow::Result<Topology> {
         ("CHATAIGNE_AUTH_SERVICE_URL", http(auth_grpc)),
         ("CHATAIGNE_TOOL_SERVICE_URL", http(tools_grpc)),
         ("CHATAIGNE_AUTHORIZATION_SERVER", issuer.clone()),
+        ("CHATAIGNE_GATEWAY_CREDENTIAL", gateway_credential.clone()),
         (
             "CHATAIGNE_ALLOWLIST__CIDRS",
             "127.0.0.0/8,::1/128".to_owned(),

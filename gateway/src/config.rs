@@ -66,7 +66,8 @@ pub struct Config {
     /// The credential this gateway presents to the auth-service's
     /// `Authenticate` (gRPC metadata `x-chataigne-gateway-credential`), the
     /// auth-service's `gateway_credential`: at least 32 bytes. Unset: none,
-    /// and the auth-service refuses every token check (answered 503).
+    /// and the auth-service refuses every token check (answered
+    /// `MCP_DEPENDENCY_UNAVAILABLE`).
     #[serde(serialize_with = "chataigne_common::secrets::serialize_optional_secret")]
     #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub gateway_credential: Option<secrecy::SecretString>,

@@ -327,7 +327,11 @@ async fn only_the_gateway_credential_is_served(h: &Harness) {
             .expect_err(what);
         assert_eq!(status.code(), tonic::Code::PermissionDenied, "{what}");
         assert!(status.details().is_empty(), "{what}: no detail");
-        assert!(status.metadata().is_empty(), "{what}: no metadata");
+        assert!(
+            status.metadata().get("grpc-status-details-bin").is_none(),
+            "{what}: no ErrorInfo"
+        );
+        assert_eq!(status.message(), "permission denied", "{what}");
     }
     let served = h
         .client

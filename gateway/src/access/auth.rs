@@ -3,7 +3,7 @@
 //! request's one tool call (valid no longer than the longest tool deadline,
 //! accepted once by the tool-service). The gateway proves itself with its
 //! credential in metadata; a refusal of that credential is a misconfiguration
-//! (503, logged), never the caller's 401. The user's token goes nowhere else;
+//! (the dependency error, logged), never the caller's 401. The user's token goes nowhere else;
 //! backends only ever see the assertion.
 //!
 //! Credentials are read strictly: exactly one `Authorization` header (two

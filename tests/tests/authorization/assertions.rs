@@ -172,6 +172,37 @@ async fn a_held_assertion_is_refused_at_the_next_call_on_every_surface(backend: 
     sandbox.shutdown().await;
 }
 
+/// A gateway whose credential the auth-service refuses cannot authenticate
+/// anyone: it answers that the sign-in service is unavailable (its own
+/// misconfiguration), never the caller's 401.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_without_the_auth_services_credential_answers_unavailable() {
+    let sandbox = Sandbox::start(Backend::Sqlite).await.expect("sandbox");
+    let token = sandbox.token(demo::USER_MANAGER).await;
+    for credential in [None, Some("another credential of at least 32 bytes")] {
+        let (url, stop) = chataigne_tests::stores::extra_gateway(&sandbox, |config| {
+            config.gateway_credential = credential.map(secrecy::SecretString::from);
+        })
+        .await;
+        let (status, body) = chataigne_tests::process::post_tool_call(
+            &url,
+            &token,
+            "chataigne_orders_list",
+            json!({"location_id": demo::LOC_PARIS, "limit": 1}),
+            std::time::Duration::from_secs(10),
+        )
+        .await;
+        assert_ne!(status, 401, "{credential:?}: {body}");
+        assert_eq!(
+            body["error"]["data"]["code"], "MCP_DEPENDENCY_UNAVAILABLE",
+            "{credential:?}: {body}"
+        );
+        stop.cancel();
+    }
+    assert_eq!(mcp(&sandbox, &token).await, Outcome::Ok, "the stack's own gateway");
+    sandbox.shutdown().await;
+}
+
 chataigne_common::on_both_backends! {
     runtime: (flavor = "multi_thread", worker_threads = 2),
     sqlite: Backend::Sqlite,

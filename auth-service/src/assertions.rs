@@ -53,7 +53,9 @@ impl Assertions {
     ) -> Result<Issued, AuthError> {
         let lifetime = valid_for.map_or(self.ttl_secs, |valid_for| {
             let secs = valid_for.as_millis().div_ceil(1000);
-            i64::try_from(secs).unwrap_or(i64::MAX).clamp(1, self.ttl_secs)
+            i64::try_from(secs)
+                .unwrap_or(i64::MAX)
+                .clamp(1, self.ttl_secs)
         });
         let claims = Claims {
             iss: tokens.issuer().to_owned(),
@@ -143,8 +145,14 @@ mod tests {
                 .exp
         };
         // The call's deadline, rounded up to a whole second.
-        assert_eq!(exp(NOW + 3600, Some(Duration::from_millis(15_000))), NOW + 15);
-        assert_eq!(exp(NOW + 3600, Some(Duration::from_millis(14_001))), NOW + 15);
+        assert_eq!(
+            exp(NOW + 3600, Some(Duration::from_millis(15_000))),
+            NOW + 15
+        );
+        assert_eq!(
+            exp(NOW + 3600, Some(Duration::from_millis(14_001))),
+            NOW + 15
+        );
         assert_eq!(exp(NOW + 3600, Some(Duration::from_millis(1))), NOW + 1);
         // Never beyond the configured bound, nor the presented token.
         assert_eq!(exp(NOW + 3600, Some(Duration::from_secs(600))), NOW + 120);

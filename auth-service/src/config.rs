@@ -32,7 +32,8 @@ pub struct Config {
     pub database: DatabaseConfig,
     /// Lifetime of access tokens issued through the management API.
     pub access_token_ttl_secs: u64,
-    /// Lifetime of principal assertions returned by `Authenticate`.
+    /// Longest lifetime of a principal assertion returned by `Authenticate`
+    /// (each lives no longer than the call it is for, `valid_for_ms`).
     pub assertion_ttl_secs: u64,
     /// Lifetime of a sign-in session.
     pub session_ttl_secs: u64,

@@ -51,9 +51,7 @@ impl GatewayCredential {
     fn admits<T>(&self, request: &Request<T>) -> bool {
         let (Some(expected), Some(presented)) = (
             &self.0,
-            request
-                .metadata()
-                .get(AssertionContract::CALLER_METADATA),
+            request.metadata().get(AssertionContract::CALLER_METADATA),
         ) else {
             return false;
         };

@@ -466,7 +466,14 @@ impl Targets {
                     idempotency_key: format!("typed-organization-{key}"),
                     ..Default::default()
                 };
-                unary(url, rpc, request, &self.minter.assertion(&self.admin).await, t).await
+                unary(
+                    url,
+                    rpc,
+                    request,
+                    &self.minter.assertion(&self.admin).await,
+                    t,
+                )
+                .await
             }
             "Provisioning/CreateLocation" => {
                 let request = pb::CreateLocationRequest {
@@ -481,7 +488,14 @@ impl Targets {
                     idempotency_key: format!("typed-location-{key}"),
                     ..Default::default()
                 };
-                unary(url, rpc, request, &self.minter.assertion(&self.admin).await, t).await
+                unary(
+                    url,
+                    rpc,
+                    request,
+                    &self.minter.assertion(&self.admin).await,
+                    t,
+                )
+                .await
             }
             "ToolCatalog/CallTool" => {
                 let request = pb::CallToolRequest {

@@ -357,7 +357,11 @@ async fn without_a_configured_credential_nobody_is_served(h: &Harness) {
         let status = open
             .client
             .clone()
-            .authenticate(authenticate_request(&token.access_token, RESOURCE, credential))
+            .authenticate(authenticate_request(
+                &token.access_token,
+                RESOURCE,
+                credential,
+            ))
             .await
             .expect_err("no caller admitted");
         assert_eq!(status.code(), tonic::Code::PermissionDenied);
@@ -388,7 +392,10 @@ async fn the_assertion_lasts_no_longer_than_the_calls_deadline(h: &Harness) {
     let lifetime = claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap();
     assert_eq!(lifetime, 120, "assertion_ttl_secs");
     // A negative deadline is a broken request.
-    let decoded = assert_code(with_deadline(-1).await.map(tonic::Response::into_inner), ErrorCode::InvalidArguments);
+    let decoded = assert_code(
+        with_deadline(-1).await.map(tonic::Response::into_inner),
+        ErrorCode::InvalidArguments,
+    );
     assert_eq!(decoded.violations[0].field, "valid_for_ms");
 }
 

@@ -28,7 +28,14 @@ async fn typed(sandbox: &Sandbox, assertion: &str) -> Result<(), tonic::Status> 
         }),
         ..ListOrdersRequest::default()
     };
-    typed_rpc::unary(&sandbox.tools_grpc_url, LIST_ORDERS, request, assertion, None).await
+    typed_rpc::unary(
+        &sandbox.tools_grpc_url,
+        LIST_ORDERS,
+        request,
+        assertion,
+        None,
+    )
+    .await
 }
 
 /// `ToolCatalog/CallTool` of `chataigne_orders_list` at Paris, presenting
@@ -63,7 +70,11 @@ async fn mcp(sandbox: &Sandbox, token: &str) -> Outcome {
 
 fn assert_unauthenticated(result: Result<(), tonic::Status>, what: &str) {
     let status = result.expect_err(what);
-    assert_eq!(status.code(), tonic::Code::Unauthenticated, "{what}: {status:?}");
+    assert_eq!(
+        status.code(),
+        tonic::Code::Unauthenticated,
+        "{what}: {status:?}"
+    );
     assert_eq!(
         decode_status(&status).code,
         ErrorCode::Unauthenticated,
@@ -199,7 +210,11 @@ async fn a_gateway_without_the_auth_services_credential_answers_unavailable() {
         );
         stop.cancel();
     }
-    assert_eq!(mcp(&sandbox, &token).await, Outcome::Ok, "the stack's own gateway");
+    assert_eq!(
+        mcp(&sandbox, &token).await,
+        Outcome::Ok,
+        "the stack's own gateway"
+    );
     sandbox.shutdown().await;
 }
 

@@ -32,6 +32,9 @@ pub struct Topology {
     pub metrics_urls: [(&'static str, String); 3],
     /// A demo manager's bearer token for `mcp_url`.
     pub token: String,
+    /// The credential the gateway presents to `Authenticate` (the direct
+    /// gRPC target stands in for the gateway).
+    pub gateway_credential: String,
     children: Vec<(&'static str, Child)>,
 }
 
@@ -277,6 +280,7 @@ pub async fn start(settings: &Settings<'_>) -> anyhow::Result<Topology> {
             ("tool-service", format!("{}/metrics", http(tools_metrics))),
         ],
         token,
+        gateway_credential,
         children: Vec::new(),
     };
     for ((name, mut child), port) in children.into_iter().zip([auth_grpc, tools_grpc, public]) {

@@ -196,6 +196,8 @@ impl AuthService for AuthGrpc {
     ) -> Result<Response<pb::AuthenticateResponse>, Status> {
         let call = Call::start("Authenticate", &request);
         if !self.gateway.admits(&request) {
+            self.metrics
+                .rpc(call.rpc, "caller_refused", None, call.started.elapsed());
             tracing::info!(
                 rpc = call.rpc,
                 outcome = "caller_refused",

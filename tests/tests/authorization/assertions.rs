@@ -120,6 +120,19 @@ async fn only_the_gateway_gets_assertions(backend: Backend) {
         assert_eq!(refused.code(), tonic::Code::PermissionDenied);
         assert!(refused.details().is_empty(), "no detail");
     }
+    // Counted apart from the token refusals.
+    let metrics = reqwest::get(&sandbox.auth_metrics_url)
+        .await
+        .expect("auth-service metrics")
+        .text()
+        .await
+        .expect("metrics text");
+    assert!(
+        metrics.lines().any(|line| line.starts_with(
+            "chataigne_auth_rpc_duration_seconds_count{outcome=\"caller_refused\",rpc=\"Authenticate\"} 2"
+        )),
+        "{metrics}"
+    );
     // The gateway's credential is served, and the gateway itself uses it.
     let credential = secrecy::ExposeSecret::expose_secret(&sandbox.gateway_credential).to_owned();
     let assertion = authenticate(&sandbox, &token, Some(&credential))

@@ -41,6 +41,7 @@ KEK=${KEK:-$(openssl rand -base64 32)}
 CURSOR_KEY=${CURSOR_KEY:-$(openssl rand -hex 32)}
 IDEMPOTENCY_SECRET=${IDEMPOTENCY_SECRET:-$(openssl rand -hex 32)}
 RATE_LIMIT_KEY=${RATE_LIMIT_KEY:-$(openssl rand -hex 32)}
+GATEWAY_CREDENTIAL=${GATEWAY_CREDENTIAL:-$(openssl rand -hex 32)}
 ADMIN_PASSWORD=${ADMIN_PASSWORD:-$(openssl rand -hex 16)}
 MANAGER_PASSWORD=${MANAGER_PASSWORD:-$(openssl rand -hex 16)}
 
@@ -73,6 +74,7 @@ auth() {
   CHATAIGNE_KEYS__ENCRYPTION_KEY="$KEK" \
   CHATAIGNE_OAUTH__RATE_LIMITS__REDIS__URL="$REDIS_URL" \
   CHATAIGNE_OAUTH__RATE_LIMITS__REDIS__KEY_SECRET="$RATE_LIMIT_KEY" \
+  CHATAIGNE_GATEWAY_CREDENTIAL="$GATEWAY_CREDENTIAL" \
   "$BIN/chataigne-auth-service" "$@"
 }
 tools() {
@@ -85,6 +87,7 @@ tools() {
 gateway() {
   CHATAIGNE_CONFIG="$WORK/gateway.toml" \
   CHATAIGNE_REDIS__URL="$REDIS_URL" \
+  CHATAIGNE_GATEWAY_CREDENTIAL="$GATEWAY_CREDENTIAL" \
   "$BIN/chataigne-gateway" "$@"
 }
 

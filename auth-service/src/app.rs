@@ -142,6 +142,7 @@ impl AuthApp {
             .transpose()?;
         let grpc = grpc::serve(
             self.inner.core.clone(),
+            grpc::GatewayCredential::new(config.gateway_credential.clone()),
             metrics.clone(),
             &config.grpc_server,
             chataigne_common::grpc_server::GrpcListener {
@@ -246,13 +247,17 @@ impl AuthApp {
         self.inner.core.tokens().keys().jwks().clone()
     }
 
-    /// In-process `Authenticate` (same checks as the gRPC call).
+    /// In-process `Authenticate` (same checks as the gRPC call, the
+    /// assertion's lifetime bounded by `assertion_ttl_secs` alone).
     pub async fn authenticate(
         &self,
         access_token: &str,
         resource: &str,
     ) -> Result<Authenticated, AuthError> {
-        self.inner.core.authenticate(access_token, resource).await
+        self.inner
+            .core
+            .authenticate(access_token, resource, None)
+            .await
     }
 
     /// In-process `Authorize` (same checks as the gRPC call).

@@ -1,19 +1,16 @@
 //! Principal assertions for `Authenticate`: the content (principal, effective
-//! scopes, grants) is computed from this request's live read; when an
-//! assertion with byte-identical content was signed by the current key
-//! shortly before, that same assertion is returned instead of a new
-//! signature. A reused assertion keeps its own `exp`, never later than the
-//! presented token's, and is handed out only while at least half of its
-//! lifetime remains.
+//! scopes, grants) is computed from this request's live read, and every
+//! answer is a new signature, for one call of the tool-service: audience the
+//! tool-service, a unique `jti` (which the tool-service accepts once), and an
+//! `exp` no later than the call's deadline (`valid_for`), the configured
+//! bound (`assertion_ttl_secs`) and the presented token's `exp`.
 
-use chataigne_common::expiring::ExpiringMap;
-use chataigne_common::jws;
+use std::time::Duration;
+
+use chataigne_common::assertion::AssertionContract;
 
 use crate::error::AuthError;
 use crate::tokens::{Claims, TokenKind, Tokens};
-
-/// Most reusable assertions remembered at once.
-const REUSABLE_CAPACITY: usize = 16 * 1024;
 
 /// What an assertion says, before its times and `jti` are set.
 pub struct Content {
@@ -31,64 +28,51 @@ pub struct Issued {
     pub exp: i64,
 }
 
-/// Signs assertions, reusing one while its content is unchanged.
+/// Signs assertions, each for one call.
 pub struct Assertions {
     ttl_secs: i64,
-    reusable: ExpiringMap<[u8; 32], Issued>,
 }
 
 impl Assertions {
     pub fn new(ttl_secs: i64) -> Assertions {
         Assertions {
             ttl_secs: ttl_secs.max(1),
-            reusable: ExpiringMap::new(REUSABLE_CAPACITY),
         }
     }
 
-    /// The assertion of `content` for a token expiring at `token_exp`.
+    /// The assertion of `content` for one call lasting at most `valid_for`
+    /// (rounded up to whole seconds; `None`: the configured bound), made with
+    /// a token expiring at `token_exp`.
     pub fn issue(
         &self,
         tokens: &Tokens,
         content: Content,
         token_exp: i64,
+        valid_for: Option<Duration>,
         now_secs: i64,
     ) -> Result<Issued, AuthError> {
-        let mut claims = Claims {
+        let lifetime = valid_for.map_or(self.ttl_secs, |valid_for| {
+            let secs = valid_for.as_millis().div_ceil(1000);
+            i64::try_from(secs)
+                .unwrap_or(i64::MAX)
+                .clamp(1, self.ttl_secs)
+        });
+        let claims = Claims {
             iss: tokens.issuer().to_owned(),
             sub: content.sub,
-            aud: crate::tokens::INTERNAL_AUDIENCE.to_owned(),
+            aud: AssertionContract::AUDIENCE.to_owned(),
             client_id: content.client_id,
             scope: content.scope,
             sid: content.sid,
-            exp: 0,
-            iat: 0,
-            jti: String::new(),
+            exp: now_secs.saturating_add(lifetime).min(token_exp),
+            iat: now_secs,
+            jti: uuid::Uuid::new_v4().simple().to_string(),
             grants: content.grants,
         };
-        let keys = tokens.keys();
-        // The exact bytes the content signs as, and the key that signs it.
-        let body = serde_json::to_vec(&claims)
-            .map_err(|e| AuthError::Internal(format!("serialising an assertion failed: {e}")))?;
-        let key = jws::digest(&[keys.signing_kid().as_bytes(), &body]);
-        if let Some(issued) = self.reusable.get(&key, now_secs)
-            && issued.exp <= token_exp
-        {
-            return Ok(issued);
-        }
-        claims.iat = now_secs;
-        claims.exp = (now_secs + self.ttl_secs).min(token_exp);
-        claims.jti = uuid::Uuid::new_v4().simple().to_string();
-        let issued = Issued {
+        Ok(Issued {
             token: tokens.sign(TokenKind::Assertion, &claims)?,
             exp: claims.exp,
-        };
-        // Reusable until half of its lifetime is left.
-        let reusable_until = claims.exp - self.ttl_secs / 2;
-        if reusable_until > now_secs {
-            self.reusable
-                .insert(key, issued.clone(), reusable_until, now_secs);
-        }
-        Ok(issued)
+        })
     }
 }
 
@@ -108,7 +92,7 @@ mod tests {
         )
     }
 
-    fn content(location: Option<&str>) -> Content {
+    fn content() -> Content {
         Content {
             sub: "usr_1".into(),
             client_id: "client".into(),
@@ -118,82 +102,61 @@ mod tests {
                 platform_admin: false,
                 memberships: vec![Membership {
                     organization_id: "org_a".into(),
-                    location_id: location.map(Into::into),
+                    location_id: None,
                     permissions: vec!["orders.read".into()],
                 }],
             }),
         }
     }
 
+    fn claims(tokens: &Tokens, issued: &Issued) -> Claims {
+        tokens
+            .verify(TokenKind::Assertion, &issued.token, "", NOW)
+            .unwrap()
+            .claims
+    }
+
     #[test]
-    fn unchanged_content_gets_the_same_assertion_until_half_its_lifetime() {
+    fn every_answer_is_a_new_assertion_with_a_unique_id_for_the_tool_service() {
         let tokens = tokens();
         let assertions = Assertions::new(120);
         let first = assertions
-            .issue(&tokens, content(None), NOW + 3600, NOW)
+            .issue(&tokens, content(), NOW + 3600, None, NOW)
             .unwrap();
-        assert_eq!(first.exp, NOW + 120);
         let again = assertions
-            .issue(&tokens, content(None), NOW + 3600, NOW + 60)
+            .issue(&tokens, content(), NOW + 3600, None, NOW)
             .unwrap();
-        assert_eq!(again, first);
-        let later = assertions
-            .issue(&tokens, content(None), NOW + 3600, NOW + 61)
-            .unwrap();
-        assert_ne!(later.token, first.token);
-        assert_eq!(later.exp, NOW + 61 + 120);
+        assert_ne!(again.token, first.token);
+        let (first, again) = (claims(&tokens, &first), claims(&tokens, &again));
+        assert_ne!(first.jti, again.jti);
+        assert_eq!(first.jti.len(), 32);
+        assert_eq!(first.aud, AssertionContract::AUDIENCE);
+        assert_eq!(first.grants, content().grants);
     }
 
     #[test]
-    fn changed_grants_get_a_new_assertion_at_once() {
+    fn the_lifetime_is_the_calls_deadline_bounded_by_the_ttl_and_the_token() {
         let tokens = tokens();
         let assertions = Assertions::new(120);
-        let first = assertions
-            .issue(&tokens, content(None), NOW + 3600, NOW)
-            .unwrap();
-        let narrowed = assertions
-            .issue(&tokens, content(Some("loc_1")), NOW + 3600, NOW + 1)
-            .unwrap();
-        assert_ne!(narrowed.token, first.token);
-        let verified = tokens
-            .verify(TokenKind::Assertion, &narrowed.token, "", NOW + 1)
-            .unwrap();
-        assert_eq!(verified.claims.grants, content(Some("loc_1")).grants);
-    }
-
-    #[test]
-    fn a_reused_assertion_never_outlives_the_presented_token() {
-        let tokens = tokens();
-        let assertions = Assertions::new(120);
-        let first = assertions
-            .issue(&tokens, content(None), NOW + 3600, NOW)
-            .unwrap();
-        // Another token of the same session expiring sooner.
-        let short = assertions
-            .issue(&tokens, content(None), NOW + 30, NOW + 1)
-            .unwrap();
-        assert_ne!(short.token, first.token);
-        assert_eq!(short.exp, NOW + 30);
-    }
-
-    #[test]
-    fn a_new_signing_key_gets_a_new_assertion() {
-        let tokens = tokens();
-        let assertions = Assertions::new(120);
-        let first = assertions
-            .issue(&tokens, content(None), NOW + 3600, NOW)
-            .unwrap();
-        let mut newer = keys::generate().unwrap();
-        newer.created_at_ms += 1000;
-        tokens.replace_keys(KeyRing::from_stored(&[newer]).unwrap());
-        let second = assertions
-            .issue(&tokens, content(None), NOW + 3600, NOW + 1)
-            .unwrap();
-        assert_ne!(second.token, first.token);
-        assert!(
-            tokens
-                .verify(TokenKind::Assertion, &second.token, "", NOW + 1)
-                .is_ok()
+        let exp = |token_exp: i64, valid_for: Option<Duration>| {
+            assertions
+                .issue(&tokens, content(), token_exp, valid_for, NOW)
+                .unwrap()
+                .exp
+        };
+        // The call's deadline, rounded up to a whole second.
+        assert_eq!(
+            exp(NOW + 3600, Some(Duration::from_millis(15_000))),
+            NOW + 15
         );
+        assert_eq!(
+            exp(NOW + 3600, Some(Duration::from_millis(14_001))),
+            NOW + 15
+        );
+        assert_eq!(exp(NOW + 3600, Some(Duration::from_millis(1))), NOW + 1);
+        // Never beyond the configured bound, nor the presented token.
+        assert_eq!(exp(NOW + 3600, Some(Duration::from_secs(600))), NOW + 120);
+        assert_eq!(exp(NOW + 3600, None), NOW + 120);
+        assert_eq!(exp(NOW + 10, Some(Duration::from_secs(30))), NOW + 10);
     }
 }

@@ -33,7 +33,8 @@ pub struct Config {
     pub database: DatabaseConfig,
     /// Lifetime of access tokens issued through the management API.
     pub access_token_ttl_secs: u64,
-    /// Lifetime of principal assertions returned by `Authenticate`.
+    /// Longest lifetime of a principal assertion returned by `Authenticate`
+    /// (each lives no longer than the call it is for, `valid_for_ms`).
     pub assertion_ttl_secs: u64,
     /// Lifetime of a sign-in session.
     pub session_ttl_secs: u64,
@@ -70,6 +71,13 @@ pub struct Config {
     pub http_tls: Option<chataigne_common::tls::ServerTls>,
     /// Retries of the database (connection and migrations) at start.
     pub startup: StartupConfig,
+    /// The credential the gateway presents to `Authenticate` (gRPC metadata
+    /// `x-chataigne-gateway-credential`), the gateway's `gateway_credential`:
+    /// at least 32 bytes, compared in constant time. Unset: `Authenticate`
+    /// refuses every caller (embedded mode's launcher generates one).
+    #[serde(serialize_with = "serialize_optional_secret")]
+    #[schemars(with = "Option<String>", extend("x-secret" = true))]
+    pub gateway_credential: Option<SecretString>,
 }
 
 /// The authorization server's endpoints and policies.
@@ -507,6 +515,7 @@ impl Default for Config {
             grpc_tls: None,
             http_tls: None,
             startup: StartupConfig::default(),
+            gateway_credential: None,
         }
     }
 }
@@ -562,6 +571,7 @@ impl Config {
             "key_reload_secs must be between 1 and 3600"
         );
         self.keys.validate(database.backend())?;
+        self.validate_gateway_credential()?;
         self.http.validate()?;
         self.grpc_server
             .validate("grpc_server")
@@ -597,6 +607,19 @@ impl Config {
             )?;
         }
         production::require_https_outside_loopback("issuer", &self.resolved_issuer())
+    }
+
+    /// The gateway's credential, when set, is long enough.
+    fn validate_gateway_credential(&self) -> anyhow::Result<()> {
+        let min = chataigne_common::assertion::AssertionContract::CALLER_CREDENTIAL_MIN_LEN;
+        if let Some(secret) = &self.gateway_credential {
+            anyhow::ensure!(
+                secret.expose_secret().len() >= min,
+                "gateway_credential ({}) must be at least {min} bytes, the same value as the gateway's",
+                env_var("gateway_credential")
+            );
+        }
+        Ok(())
     }
 
     /// What serving checks before it starts: [`Config::validate`] and the

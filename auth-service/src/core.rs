@@ -29,7 +29,7 @@ pub struct Core {
     tokens: Tokens,
     /// How signing keys are sealed at rest (read at every key reload).
     key_protection: KeyProtection,
-    /// Principal assertions, reused while their content is unchanged.
+    /// Principal assertions, one per call.
     assertions: Assertions,
     service_audience: String,
     last_reload: Mutex<Option<Instant>>,
@@ -172,13 +172,14 @@ impl Core {
     }
 
     /// Verifies `access_token` for `resource`, re-checks the live state and
-    /// memberships (one statement) and returns a principal assertion carrying
-    /// them (expiring no later than the token), signed now or, when its
-    /// content is unchanged, reused (`assertions`).
+    /// memberships (one statement) and returns a new principal assertion
+    /// carrying them for one call lasting at most `valid_for` (expiring no
+    /// later than the token either, see `assertions`).
     pub async fn authenticate(
         &self,
         access_token: &str,
         resource: &str,
+        valid_for: Option<Duration>,
     ) -> Result<Authenticated, AuthError> {
         let now = now_ms();
         let Verified { claims, kid } = self
@@ -202,6 +203,7 @@ impl Core {
                 grants,
             },
             claims.exp,
+            valid_for,
             now / 1000,
         )?;
         Ok(Authenticated {

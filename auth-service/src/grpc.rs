@@ -2,6 +2,8 @@
 //! the crate's error to a `tonic::Status` with the shared error codes, in one
 //! place. Each RPC is timed, counted and logged in one info line (RPC,
 //! outcome, latency, who when known, the caller's request id; never a token).
+//! `Authenticate` first admits its caller: only the gateway, by the credential
+//! it presents in metadata ([`GatewayCredential`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -9,10 +11,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use chataigne_common::ErrorCode;
+use chataigne_common::assertion::AssertionContract;
 use chataigne_common::codes::{FieldViolation, decode_status};
 use chataigne_common::status_details::DetailKey;
 use chataigne_proto::auth::v1 as pb;
 use chataigne_proto::auth::v1::auth_service_server::{AuthService, AuthServiceServer};
+use secrecy::{ExposeSecret, SecretString};
+use subtle::ConstantTimeEq;
 use tonic::{Request, Response, Status};
 
 use crate::core::Core;
@@ -26,11 +31,48 @@ const MAX_ID_LEN: usize = 128;
 /// Longest caller request id written to the log.
 const MAX_REQUEST_ID_LEN: usize = 64;
 
+/// The credential the gateway, the only caller of `Authenticate`, presents
+/// in the metadata [`AssertionContract::CALLER_METADATA`]; none configured
+/// admits nobody.
+pub struct GatewayCredential(Option<SecretString>);
+
+impl GatewayCredential {
+    pub fn new(configured: Option<SecretString>) -> GatewayCredential {
+        if configured.is_none() {
+            tracing::warn!(
+                "gateway_credential is not set: Authenticate refuses every caller (no MCP call can be authenticated)"
+            );
+        }
+        GatewayCredential(configured)
+    }
+
+    /// Whether `request` carries the configured credential (compared in
+    /// constant time).
+    fn admits<T>(&self, request: &Request<T>) -> bool {
+        let (Some(expected), Some(presented)) = (
+            &self.0,
+            request.metadata().get(AssertionContract::CALLER_METADATA),
+        ) else {
+            return false;
+        };
+        presented
+            .as_bytes()
+            .ct_eq(expected.expose_secret().as_bytes())
+            .into()
+    }
+}
+
+/// The refusal of a caller that is not the gateway: no detail at all.
+fn caller_refused() -> Status {
+    Status::permission_denied("permission denied")
+}
+
 /// Serves the AuthService, the standard health service and server reflection
 /// on `listener`, behind the shared gRPC server stack under `limits`, until
 /// `shutdown` resolves.
 pub async fn serve(
     core: Arc<Core>,
+    gateway: GatewayCredential,
     metrics: Arc<AuthMetrics>,
     limits: &chataigne_common::grpc_server::GrpcServerLimits,
     listener: chataigne_common::grpc_server::GrpcListener,
@@ -64,7 +106,11 @@ pub async fn serve(
         .add_service(health)
         .add_service(reflection)
         .add_service(reflection_v1alpha)
-        .add_service(AuthServiceServer::new(AuthGrpc { core, metrics }))
+        .add_service(AuthServiceServer::new(AuthGrpc {
+            core,
+            gateway,
+            metrics,
+        }))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await
         .context("gRPC server")
@@ -73,6 +119,7 @@ pub async fn serve(
 /// The tonic service over [`Core`].
 pub struct AuthGrpc {
     core: Arc<Core>,
+    gateway: GatewayCredential,
     metrics: Arc<AuthMetrics>,
 }
 
@@ -148,6 +195,17 @@ impl AuthService for AuthGrpc {
         request: Request<pb::AuthenticateRequest>,
     ) -> Result<Response<pb::AuthenticateResponse>, Status> {
         let call = Call::start("Authenticate", &request);
+        if !self.gateway.admits(&request) {
+            self.metrics
+                .rpc(call.rpc, "caller_refused", None, call.started.elapsed());
+            tracing::info!(
+                rpc = call.rpc,
+                outcome = "caller_refused",
+                request_id = call.request_id.as_deref().unwrap_or("-"),
+                "auth rpc"
+            );
+            return Err(caller_refused());
+        }
         let request = request.into_inner();
         let result = async {
             let token = credential(&request.access_token)?;
@@ -157,7 +215,19 @@ impl AuthService for AuthGrpc {
                     "must be the canonical URL of the protected resource",
                 ));
             }
-            self.core.authenticate(token, &request.resource).await
+            let valid_for = match u64::try_from(request.valid_for_ms) {
+                Ok(0) => None,
+                Ok(ms) => Some(Duration::from_millis(ms)),
+                Err(_) => {
+                    return Err(AuthError::invalid(
+                        "valid_for_ms",
+                        "must be the deadline of the call in milliseconds, or 0",
+                    ));
+                }
+            };
+            self.core
+                .authenticate(token, &request.resource, valid_for)
+                .await
         }
         .await;
         let authenticated = self.answer(call, result, |a: &Authenticated| &a.principal)?;

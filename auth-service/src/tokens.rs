@@ -384,6 +384,47 @@ mod tests {
     }
 
     #[test]
+    fn a_critical_or_unencoded_header_is_refused_on_both_kinds() {
+        let tokens = tokens();
+        let keys = tokens.keys();
+        for kind in [TokenKind::Access, TokenKind::Assertion] {
+            let audience = match kind {
+                TokenKind::Access => RESOURCE,
+                TokenKind::Assertion => INTERNAL_AUDIENCE,
+            };
+            let claims = claims(audience, 60);
+            let base = serde_json::to_value(header(kind, keys.signing_kid())).unwrap();
+            let sign = |extra: serde_json::Value| {
+                let mut header = base.clone();
+                header
+                    .as_object_mut()
+                    .unwrap()
+                    .extend(extra.as_object().unwrap().clone());
+                keys.signer().sign(&header, &claims).unwrap()
+            };
+            for extra in [
+                serde_json::json!({"crit": ["exp"]}),
+                serde_json::json!({"crit": ["alg"]}),
+                serde_json::json!({"crit": ["urn:example:unknown"], "urn:example:unknown": true}),
+                serde_json::json!({"b64": false, "crit": ["b64"]}),
+                serde_json::json!({"b64": false}),
+            ] {
+                assert_eq!(
+                    tokens.verify(kind, &sign(extra.clone()), audience, now()),
+                    Err(AuthFailure::TokenInvalid),
+                    "{kind:?} {extra}"
+                );
+            }
+            // The same header without them verifies.
+            assert!(
+                tokens
+                    .verify(kind, &sign(serde_json::json!({})), audience, now())
+                    .is_ok()
+            );
+        }
+    }
+
+    #[test]
     fn tokens_are_byte_compatible_with_the_jsonwebtoken_crate() {
         let key = keys::generate().unwrap();
         let ring = KeyRing::from_stored(std::slice::from_ref(&key)).unwrap();

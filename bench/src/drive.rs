@@ -25,12 +25,15 @@ pub enum Driven {
         call: ToolCall,
     },
     /// The tool-service's `CallTool` with a principal assertion obtained
-    /// from the auth-service for `token`.
+    /// from the auth-service for `token` before each call, as the gateway
+    /// does.
     Grpc {
         tools_url: String,
         auth_url: String,
         token: String,
         resource: String,
+        /// The gateway's credential, presented to `Authenticate`.
+        credential: String,
         call: ToolCall,
     },
 }
@@ -128,10 +131,12 @@ pub async fn serve() -> anyhow::Result<()> {
             auth_url,
             token,
             resource,
+            credential,
             call,
         } => {
-            let (target, refresher) =
-                DirectGrpc::connect(&tools_url, &auth_url, &token, &resource, call).await?;
+            let target =
+                DirectGrpc::connect(&tools_url, &auth_url, &token, &resource, &credential, call)
+                    .await?;
             let run = |plan: Plan| {
                 let target = target.clone();
                 load::run(plan, move |n| {
@@ -139,9 +144,7 @@ pub async fn serve() -> anyhow::Result<()> {
                     async move { target.call(n).await }
                 })
             };
-            let stats = phases(&mut input, run(warmup), run(window)).await;
-            refresher.abort();
-            stats?
+            phases(&mut input, run(warmup), run(window)).await?
         }
     };
     println!("{}", serde_json::to_string(&stats)?);

@@ -349,19 +349,21 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         Some(&stack.token),
         second.clone(),
     );
-    let (direct_read, refresher_read) = DirectGrpc::connect(
+    let direct_read = DirectGrpc::connect(
         &stack.tools_grpc_url,
         &stack.auth_grpc_url,
         &stack.token,
         &stack.mcp_url,
+        &stack.gateway_credential,
         read.clone(),
     )
     .await?;
-    let (direct_second, refresher_second) = DirectGrpc::connect(
+    let direct_second = DirectGrpc::connect(
         &stack.tools_grpc_url,
         &stack.auth_grpc_url,
         &stack.token,
         &stack.mcp_url,
+        &stack.gateway_credential,
         second.clone(),
     )
     .await?;
@@ -382,8 +384,6 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         let measured = soak.measure(plan(&args, args.concurrency, seconds)).await;
         progress("full stack read", &measured.stats);
         eprintln!("  per call: {}", measured.budget.describe());
-        refresher_read.abort();
-        refresher_second.abort();
         drop(stack);
         return server.drop_run_databases().await;
     }
@@ -544,8 +544,6 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     drop(targets);
     drop(python_peer);
     drop(rmcp_peer);
-    refresher_read.abort();
-    refresher_second.abort();
     drop(stack);
 
     let mut sizes = Vec::new();

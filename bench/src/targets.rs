@@ -1,9 +1,8 @@
 //! What the load generator calls: an MCP `tools/call` POST over a pooled
 //! keep-alive HTTP client (full stack, bare HTTP ceiling, Python peer), or
-//! `ToolCatalog.CallTool` over one gRPC channel with a principal assertion
-//! (the tool-service called directly, as the gateway does).
-
-use std::sync::{Arc, RwLock};
+//! `ToolCatalog.CallTool` over one gRPC channel with a new principal
+//! assertion for each call (the tool-service called directly, as the gateway
+//! does: `Authenticate`, then the call).
 
 use serde::{Deserialize, Serialize};
 
@@ -198,34 +197,42 @@ pub fn successful_result(body: &[u8]) -> bool {
     has(b"\"result\"") && !has(b"\"isError\":true") && !has(b"\"isError\": true")
 }
 
-/// The tool-service's `ToolCatalog` called directly with a principal
-/// assertion, over one channel like the gateway's.
+/// The tool-service's `ToolCatalog` called directly as the gateway does
+/// (without HTTP and MCP): a principal assertion for each call (an assertion
+/// is good for one call), then `CallTool`, over one channel to each service.
 #[derive(Clone)]
 pub struct DirectGrpc {
     /// What it was connected with, for a load driver to connect the same way.
     driven: Driven,
     client: ToolCatalogClient<Channel>,
-    assertion: Arc<RwLock<AsciiMetadataValue>>,
+    auth: AuthServiceClient<Channel>,
+    token: String,
+    resource: String,
+    credential: AsciiMetadataValue,
     call: ToolCall,
     fixed_arguments: Option<String>,
 }
 
-/// Exchanges `token` for a principal assertion, as the gateway does.
+/// Exchanges `token` for a principal assertion, as the gateway does,
+/// presenting the gateway's `credential`.
 pub async fn assertion_for(
     auth: &mut AuthServiceClient<Channel>,
     token: &str,
     resource: &str,
-) -> anyhow::Result<AsciiMetadataValue> {
-    let response = auth
-        .authenticate(AuthenticateRequest {
-            access_token: token.to_owned(),
-            resource: resource.to_owned(),
-        })
-        .await
-        .context("AuthService.Authenticate")?
-        .into_inner();
+    credential: &AsciiMetadataValue,
+) -> Result<AsciiMetadataValue, tonic::Status> {
+    let mut request = tonic::Request::new(AuthenticateRequest {
+        access_token: token.to_owned(),
+        resource: resource.to_owned(),
+        valid_for_ms: 15_000,
+    });
+    request.metadata_mut().insert(
+        chataigne_common::assertion::AssertionContract::CALLER_METADATA,
+        credential.clone(),
+    );
+    let response = auth.authenticate(request).await?.into_inner();
     MetadataValue::try_from(format!("Bearer {}", response.assertion))
-        .context("assertion is not a metadata value")
+        .map_err(|_| tonic::Status::internal("assertion is not a metadata value"))
 }
 
 fn channel(url: &str) -> anyhow::Result<Channel> {
@@ -236,49 +243,40 @@ fn channel(url: &str) -> anyhow::Result<Channel> {
 }
 
 impl DirectGrpc {
-    /// Connects to both services and keeps the assertion fresh (assertions
-    /// live two minutes) until the returned task is aborted.
+    /// Connects to both services; the first assertion is checked here.
     pub async fn connect(
         tools_url: &str,
         auth_url: &str,
         token: &str,
         resource: &str,
+        credential: &str,
         call: ToolCall,
-    ) -> anyhow::Result<(DirectGrpc, tokio::task::JoinHandle<()>)> {
+    ) -> anyhow::Result<DirectGrpc> {
         let mut auth = AuthServiceClient::new(channel(auth_url)?);
-        let assertion = Arc::new(RwLock::new(
-            assertion_for(&mut auth, token, resource).await?,
-        ));
-        let refreshed = assertion.clone();
+        let credential_value = AsciiMetadataValue::try_from(credential)
+            .context("the gateway credential is not a metadata value")?;
+        assertion_for(&mut auth, token, resource, &credential_value)
+            .await
+            .context("AuthService.Authenticate")?;
         let driven = Driven::Grpc {
             tools_url: tools_url.to_owned(),
             auth_url: auth_url.to_owned(),
             token: token.to_owned(),
             resource: resource.to_owned(),
+            credential: credential.to_owned(),
             call: call.clone(),
         };
-        let (token, resource) = (token.to_owned(), resource.to_owned());
-        let refresher = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_secs(45)).await;
-                if let Ok(fresh) = assertion_for(&mut auth, &token, &resource).await
-                    && let Ok(mut current) = refreshed.write()
-                {
-                    *current = fresh;
-                }
-            }
-        });
         let fixed_arguments = call.is_fixed().then(|| call.arguments(0).to_string());
-        Ok((
-            DirectGrpc {
-                driven,
-                client: ToolCatalogClient::new(channel(tools_url)?),
-                assertion,
-                call,
-                fixed_arguments,
-            },
-            refresher,
-        ))
+        Ok(DirectGrpc {
+            driven,
+            client: ToolCatalogClient::new(channel(tools_url)?),
+            auth,
+            token: token.to_owned(),
+            resource: resource.to_owned(),
+            credential: credential_value,
+            call,
+            fixed_arguments,
+        })
     }
 
     async fn send(&self, n: u64) -> Result<String, tonic::Status> {
@@ -292,10 +290,13 @@ impl DirectGrpc {
             request_id: format!("bench-{n}"),
             locale: String::new(),
         });
-        let assertion = match self.assertion.read() {
-            Ok(value) => value.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
+        let assertion = assertion_for(
+            &mut self.auth.clone(),
+            &self.token,
+            &self.resource,
+            &self.credential,
+        )
+        .await?;
         request.metadata_mut().insert("authorization", assertion);
         request.set_timeout(Duration::from_secs(15));
         let response = self.client.clone().call_tool(request).await?;

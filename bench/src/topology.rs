@@ -32,6 +32,9 @@ pub struct Topology {
     pub metrics_urls: [(&'static str, String); 3],
     /// A demo manager's bearer token for `mcp_url`.
     pub token: String,
+    /// The credential the gateway presents to `Authenticate` (the direct
+    /// gRPC target stands in for the gateway).
+    pub gateway_credential: String,
     children: Vec<(&'static str, Child)>,
 }
 
@@ -203,6 +206,8 @@ pub async fn start(settings: &Settings<'_>) -> anyhow::Result<Topology> {
     drop(app);
 
     let idempotency = random_secret();
+    // Only the gateway may call `Authenticate`: the same credential on both.
+    let gateway_credential = random_secret();
     let mut children = Vec::new();
     let auth_env = [
         ("CHATAIGNE_GRPC_LISTEN", loopback(auth_grpc)),
@@ -216,6 +221,7 @@ pub async fn start(settings: &Settings<'_>) -> anyhow::Result<Topology> {
             kek.expose_secret().to_owned(),
         ),
         ("CHATAIGNE_OAUTH__ALLOWED_RESOURCES", mcp_url.clone()),
+        ("CHATAIGNE_GATEWAY_CREDENTIAL", gateway_credential.clone()),
     ];
     children.push(spawn(&auth_bin, &auth_env, "auth-service")?);
     let tools_env = [
@@ -238,6 +244,7 @@ pub async fn start(settings: &Settings<'_>) -> anyhow::Result<Topology> {
         ("CHATAIGNE_AUTH_SERVICE_URL", http(auth_grpc)),
         ("CHATAIGNE_TOOL_SERVICE_URL", http(tools_grpc)),
         ("CHATAIGNE_AUTHORIZATION_SERVER", issuer.clone()),
+        ("CHATAIGNE_GATEWAY_CREDENTIAL", gateway_credential.clone()),
         (
             "CHATAIGNE_ALLOWLIST__CIDRS",
             "127.0.0.0/8,::1/128".to_owned(),
@@ -275,6 +282,7 @@ pub async fn start(settings: &Settings<'_>) -> anyhow::Result<Topology> {
             ("tool-service", format!("{}/metrics", http(tools_metrics))),
         ],
         token,
+        gateway_credential,
         children: Vec::new(),
     };
     for ((name, mut child), port) in children.into_iter().zip([auth_grpc, tools_grpc, public]) {

@@ -1,14 +1,25 @@
 //! The contract of principal assertions, the short-lived tokens the
 //! auth-service signs for internal callers: one definition of their audience,
-//! `typ` and clock leeway, read by the signer and by every verifier.
+//! `typ` and clock leeway, read by the signer and by every verifier, and the
+//! metadata in which the gateway, their only requester, presents its
+//! credential to `Authenticate`.
+//!
+//! An assertion is for one call of the tool-service: its audience is the
+//! tool-service, it expires no later than the deadline of that call (the
+//! gateway passes it), and its unique `jti` is accepted once by the
+//! tool-service replica it is sent to.
 
 /// What every principal assertion is and how its times are checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AssertionContract;
 
 impl AssertionContract {
-    /// The `aud` of every principal assertion.
-    pub const AUDIENCE: &'static str = "chataigne-internal";
+    /// The `aud` of every principal assertion: the tool-service.
+    pub const AUDIENCE: &'static str = "chataigne-tool-service";
+    /// The gRPC metadata carrying the gateway's credential on `Authenticate`.
+    pub const CALLER_METADATA: &'static str = "x-chataigne-gateway-credential";
+    /// Least length of the gateway's credential (bytes).
+    pub const CALLER_CREDENTIAL_MIN_LEN: usize = 32;
     /// The JOSE `typ` of every principal assertion.
     pub const TYP: &'static str = "principal+jwt";
     /// Clock skew tolerated on `exp`, `nbf` and `iat` (seconds), for

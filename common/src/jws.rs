@@ -3,6 +3,13 @@
 //! instead of being re-parsed at every signature and verification. Tokens are
 //! byte-compatible with those of the `jsonwebtoken` crate (base64url without
 //! padding of the serde JSON header and claims, 64-byte fixed signature).
+//!
+//! Strict JOSE (RFC 7515 §4.1.11, RFC 7797): the header is read from its raw
+//! base64url JSON by [`header`] and again by [`Es256Verifier::verify`], so no
+//! verifier can skip the check: a `crit` parameter is refused whatever it
+//! names (this implementation understands no extension, and naming a
+//! registered parameter or nothing at all is invalid), and so is `b64`
+//! other than `true` (an unencoded payload).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -32,6 +39,10 @@ pub enum JwsError {
     /// Serialising or signing failed.
     #[error("signing failed")]
     Signing,
+    /// The header asks for processing this implementation does not do
+    /// (`crit`, `b64: false`).
+    #[error("unsupported JOSE header parameter")]
+    Unsupported,
 }
 
 /// ES256 signatures made by this process.
@@ -140,9 +151,11 @@ impl Es256Verifier {
 
     /// Verifies the signature of a compact JWS and returns its decoded
     /// payload (the header is the caller's to check, see [`header`]).
+    /// A header with `crit` or `b64: false` is refused ([`header`]).
     pub fn verify(&self, token: &str) -> Result<Vec<u8>, JwsError> {
         let (signed, signature) = token.rsplit_once('.').ok_or(JwsError::Malformed)?;
         let (_, payload) = signed.split_once('.').ok_or(JwsError::Malformed)?;
+        header::<serde::de::IgnoredAny>(token)?;
         let signature = URL_SAFE_NO_PAD
             .decode(signature)
             .map_err(|_| JwsError::Malformed)?;
@@ -156,13 +169,28 @@ impl Es256Verifier {
     }
 }
 
-/// The header of a compact JWS, unverified.
+/// The header of a compact JWS, unverified, once it passed the strict JOSE
+/// check: a JSON object without `crit` and without `b64` other than `true`.
 pub fn header<H: DeserializeOwned>(token: &str) -> Result<H, JwsError> {
     let (header, _) = token.split_once('.').ok_or(JwsError::Malformed)?;
     let header = URL_SAFE_NO_PAD
         .decode(header)
         .map_err(|_| JwsError::Malformed)?;
-    serde_json::from_slice(&header).map_err(|_| JwsError::Malformed)
+    let raw: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&header).map_err(|_| JwsError::Malformed)?;
+    strict(&raw)?;
+    serde_json::from_value(serde_json::Value::Object(raw)).map_err(|_| JwsError::Malformed)
+}
+
+/// The one strict JOSE check of every verifier (see the module doc).
+fn strict(header: &serde_json::Map<String, serde_json::Value>) -> Result<(), JwsError> {
+    if header.contains_key("crit") {
+        return Err(JwsError::Unsupported);
+    }
+    match header.get("b64") {
+        None | Some(serde_json::Value::Bool(true)) => Ok(()),
+        Some(_) => Err(JwsError::Unsupported),
+    }
 }
 
 /// SHA-256 of `parts`, each prefixed by its length: the key under which a
@@ -231,6 +259,46 @@ mod tests {
         assert_eq!(verifier.verify(&tampered), Err(JwsError::BadSignature));
         assert_eq!(verifier.verify("nodots"), Err(JwsError::Malformed));
         assert_eq!(verifier.verify("a.b.!!"), Err(JwsError::Malformed));
+    }
+
+    #[test]
+    fn crit_and_an_unencoded_payload_are_refused_by_the_header_and_the_verifier() {
+        let signer = signer();
+        let verifier = Es256Verifier::from_point(signer.public_point()).unwrap();
+        for refused in [
+            json!({"alg": "ES256", "crit": ["exp"]}),
+            json!({"alg": "ES256", "crit": ["alg"]}),
+            json!({"alg": "ES256", "crit": ["urn:example:ext"], "urn:example:ext": 1}),
+            json!({"alg": "ES256", "crit": []}),
+            json!({"alg": "ES256", "crit": "exp"}),
+            json!({"alg": "ES256", "b64": false, "crit": ["b64"]}),
+            json!({"alg": "ES256", "b64": false}),
+            json!({"alg": "ES256", "b64": "false"}),
+        ] {
+            let token = signer.sign(&refused, &json!({"sub": "u"})).unwrap();
+            assert_eq!(
+                verifier.verify(&token),
+                Err(JwsError::Unsupported),
+                "{refused}"
+            );
+            assert_eq!(
+                header::<Value>(&token),
+                Err(JwsError::Unsupported),
+                "{refused}"
+            );
+        }
+        // Unknown parameters that are not critical are ignored, and so is
+        // `b64: true` (the default).
+        for accepted in [
+            json!({"alg": "ES256", "x-note": "ignored"}),
+            json!({"alg": "ES256", "b64": true}),
+        ] {
+            let token = signer.sign(&accepted, &json!({"sub": "u"})).unwrap();
+            assert!(verifier.verify(&token).is_ok(), "{accepted}");
+        }
+        // A header that is not a JSON object is malformed.
+        let token = signer.sign(&json!(["ES256"]), &json!({})).unwrap();
+        assert_eq!(verifier.verify(&token), Err(JwsError::Malformed));
     }
 
     #[test]

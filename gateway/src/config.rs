@@ -70,6 +70,14 @@ pub struct Config {
     /// (mTLS), a server name override; re-read when the files change.
     /// Unset: plaintext HTTP/2 (embedded mode).
     pub backend_tls: Option<chataigne_common::tls::ClientTls>,
+    /// The credential this gateway presents to the auth-service's
+    /// `Authenticate` (gRPC metadata `x-chataigne-gateway-credential`), the
+    /// auth-service's `gateway_credential`: at least 32 bytes. Unset: none,
+    /// and the auth-service refuses every token check (answered
+    /// `MCP_DEPENDENCY_UNAVAILABLE`).
+    #[serde(serialize_with = "chataigne_common::secrets::serialize_optional_secret")]
+    #[schemars(with = "Option<String>", extend("x-secret" = true))]
+    pub gateway_credential: Option<secrecy::SecretString>,
 }
 
 /// PEM files of the public listener's certificate chain and private key.
@@ -236,6 +244,7 @@ impl Default for Config {
             hsts_include_subdomains: false,
             allow_insecure_development: false,
             backend_tls: None,
+            gateway_credential: None,
         }
     }
 }
@@ -265,6 +274,12 @@ impl Default for Deadlines {
 }
 
 impl Deadlines {
+    /// The longest a tool call may last: the lifetime asked for the
+    /// principal assertion of a request (it serves that one call).
+    pub fn longest_call(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.read_ms.max(self.analytics_ms).max(self.write_ms))
+    }
+
     /// The bound of a whole MCP request once its body is read: the token
     /// check, the longest tool deadline and a margin, so that the tool's own
     /// deadline (which has the precise code) always fires first.
@@ -322,6 +337,14 @@ impl Config {
         crate::stores::store_config::validate(&self.redis)?;
         if let Some(tls) = &self.backend_tls {
             tls.check_fields("backend_tls")?;
+        }
+        let min = chataigne_common::assertion::AssertionContract::CALLER_CREDENTIAL_MIN_LEN;
+        if let Some(credential) = &self.gateway_credential {
+            anyhow::ensure!(
+                secrecy::ExposeSecret::expose_secret(credential).len() >= min,
+                "gateway_credential ({}) must be at least {min} bytes, the same value as the auth-service's",
+                chataigne_common::config::env_var("gateway_credential")
+            );
         }
         let positive = [
             ("max_body_bytes", self.max_body_bytes as u64),

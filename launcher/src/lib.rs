@@ -150,6 +150,9 @@ pub struct Stack {
     pub auth_metrics_url: String,
     /// The tool-service's Prometheus endpoint (`http://…/metrics`).
     pub tools_metrics_url: String,
+    /// The credential the auth-service requires of `Authenticate`'s caller
+    /// (the gateway's), for callers that stand in for the gateway.
+    pub gateway_credential: SecretString,
     /// Management handle on the auth-service (tokens, revocations).
     pub auth: AuthApp,
     /// Operator handle on the tool-service's run-time flags (write switch).
@@ -221,6 +224,22 @@ pub async fn start(mut config: StackConfig) -> anyhow::Result<Stack> {
     if config.tools.cursor.keys.is_empty() {
         config.tools.cursor.keys.push(random_secret());
     }
+    // Only the gateway may exchange tokens for assertions: one credential
+    // for the stack's life, on both sides (unless a side was given its own).
+    let gateway_credential = config
+        .auth
+        .gateway_credential
+        .clone()
+        .or_else(|| config.gateway.gateway_credential.clone())
+        .unwrap_or_else(random_secret);
+    let gateway_credential = config
+        .auth
+        .gateway_credential
+        .get_or_insert(gateway_credential)
+        .clone();
+    if config.gateway.gateway_credential.is_none() {
+        config.gateway.gateway_credential = Some(gateway_credential.clone());
+    }
 
     let auth = AuthApp::build(config.auth).await.context("auth-service")?;
     let tools = chataigne_tools::ToolService::build(&config.tools)
@@ -281,6 +300,7 @@ pub async fn start(mut config: StackConfig) -> anyhow::Result<Stack> {
         tools_grpc_url,
         auth_metrics_url: format!("{auth_metrics_url}/metrics"),
         tools_metrics_url: format!("{tools_metrics_url}/metrics"),
+        gateway_credential,
         auth,
         tools: operator,
         stop,

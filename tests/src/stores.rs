@@ -198,6 +198,7 @@ fn extra_gateway_config(
         auth_service_url: stack.auth_grpc_url.clone(),
         tool_service_url: stack.tools_grpc_url.clone(),
         authorization_server: Some(stack.auth_http_url.clone()),
+        gateway_credential: Some(stack.gateway_credential.clone()),
         ..chataigne_gateway::Config::default()
     };
     adjust(&mut config);

@@ -43,19 +43,10 @@ pub fn kind(rpc: &str) -> ToolKind {
         .kind
 }
 
-/// The principal assertion of `token`, as the gateway would present it.
+/// A principal assertion of `token`, as the gateway would get it: good for
+/// one call of the tool-service.
 pub async fn assertion(sandbox: &Sandbox, token: &str) -> String {
-    AuthServiceClient::connect(sandbox.auth_grpc_url.clone())
-        .await
-        .expect("auth-service reachable")
-        .authenticate(AuthenticateRequest {
-            access_token: token.to_owned(),
-            resource: sandbox.mcp_url.clone(),
-        })
-        .await
-        .expect("the token authenticates")
-        .into_inner()
-        .assertion
+    Minter::new(sandbox).assertion(token).await
 }
 
 /// One call of `rpc` with `message` at the tool-service `url`, presenting
@@ -89,4 +80,53 @@ pub async fn unary<M: Message + Send + Sync + 'static>(
         tonic::codegen::http::uri::PathAndQuery::try_from(format!("/{rpc}")).expect("an RPC path");
     let codec = tonic_prost::ProstCodec::<M, ()>::default();
     grpc.unary(request, path, codec).await.map(|_| ())
+}
+
+/// Mints principal assertions as the gateway does, one per call, for tests
+/// that hold a token and call the tool-service directly many times.
+#[derive(Clone)]
+pub struct Minter {
+    auth_grpc_url: String,
+    resource: String,
+    credential: secrecy::SecretString,
+}
+
+impl Minter {
+    pub fn new(sandbox: &Sandbox) -> Minter {
+        Minter {
+            auth_grpc_url: sandbox.auth_grpc_url.clone(),
+            resource: sandbox.mcp_url.clone(),
+            credential: sandbox.gateway_credential.clone(),
+        }
+    }
+
+    /// A new assertion of `token`, good for one call.
+    pub async fn assertion(&self, token: &str) -> String {
+        self.assertion_for(token, None).await
+    }
+
+    /// A new assertion of `token` for one call lasting at most `valid_for`
+    /// (`None`: the auth-service's bound alone).
+    pub async fn assertion_for(&self, token: &str, valid_for: Option<Duration>) -> String {
+        let valid_for_ms = valid_for.map_or(0, |d| i64::try_from(d.as_millis()).expect("short"));
+        let mut request = tonic::Request::new(AuthenticateRequest {
+            access_token: token.to_owned(),
+            resource: self.resource.clone(),
+            valid_for_ms,
+        });
+        request.metadata_mut().insert(
+            chataigne_common::assertion::AssertionContract::CALLER_METADATA,
+            secrecy::ExposeSecret::expose_secret(&self.credential)
+                .parse()
+                .expect("ascii"),
+        );
+        AuthServiceClient::connect(self.auth_grpc_url.clone())
+            .await
+            .expect("auth-service reachable")
+            .authenticate(request)
+            .await
+            .expect("the token authenticates")
+            .into_inner()
+            .assertion
+    }
 }

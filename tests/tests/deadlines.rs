@@ -363,9 +363,10 @@ async fn slow_write_is_outcome_unknown_at_its_deadline_cancelled_and_done_once_o
 const RPC_DEADLINE: Duration = Duration::from_millis(1_500);
 
 /// Identifiers of the demo data the typed requests point at, and the
-/// credentials they present.
+/// tokens whose assertions (one per call) they present.
 struct Targets {
     url: String,
+    minter: typed_rpc::Minter,
     manager: String,
     admin: String,
     order: String,
@@ -392,8 +393,9 @@ impl Targets {
             .await;
         Targets {
             url: sandbox.tools_grpc_url.clone(),
-            manager: typed_rpc::assertion(sandbox, &manager).await,
-            admin: typed_rpc::assertion(sandbox, &admin).await,
+            minter: typed_rpc::Minter::new(sandbox),
+            manager,
+            admin,
             order: first(
                 "SELECT id FROM orders WHERE location_id = $1 AND status = 'received' \
                  ORDER BY id LIMIT 1",
@@ -423,7 +425,9 @@ impl Targets {
     /// `ToolCatalog/CallTool`), sent with `timeout`. `key` keeps the
     /// idempotency keys of separate calls apart.
     async fn call(&self, rpc: &str, timeout: Duration, key: &str) -> Result<(), tonic::Status> {
-        let (url, manager, t) = (&self.url, &self.manager, Some(timeout));
+        // An assertion is for one call: a new one each time.
+        let manager = &self.minter.assertion(&self.manager).await;
+        let (url, t) = (&self.url, Some(timeout));
         let short = rpc.strip_prefix("chataigne.tools.v1.").unwrap_or(rpc);
         let page = Some(pb::Page {
             limit: 5,
@@ -596,7 +600,14 @@ impl Targets {
                     idempotency_key: format!("typed-organization-{key}"),
                     ..Default::default()
                 };
-                unary(url, rpc, request, &self.admin, t).await
+                unary(
+                    url,
+                    rpc,
+                    request,
+                    &self.minter.assertion(&self.admin).await,
+                    t,
+                )
+                .await
             }
             "Provisioning/CreateLocation" => {
                 let request = pb::CreateLocationRequest {
@@ -611,7 +622,14 @@ impl Targets {
                     idempotency_key: format!("typed-location-{key}"),
                     ..Default::default()
                 };
-                unary(url, rpc, request, &self.admin, t).await
+                unary(
+                    url,
+                    rpc,
+                    request,
+                    &self.minter.assertion(&self.admin).await,
+                    t,
+                )
+                .await
             }
             "ToolCatalog/CallTool" => {
                 let request = pb::CallToolRequest {

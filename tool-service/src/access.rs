@@ -1,16 +1,16 @@
 //! Who may act on what, once the tool has resolved the target's real owner
-//! from its own store. When the caller's principal assertion carries the live
-//! grants read by `Authenticate` in the same request, the assertion is verified
-//! here (the auth-service's public keys, fetched and parsed once) and the
-//! decision is taken locally by the shared rules of `chataigne_common::grants`.
-//! A verified assertion is remembered by its SHA-256 until its `exp` (plus the
-//! leeway), as long as its key stays in the fetched set, so that the same
-//! assertion presented again costs no signature check. Otherwise
-//! (service-account tokens, assertions without grants, anything that does not
-//! verify here) the auth-service is asked, presenting the credential; while
-//! its breaker (probed in the background, see `chataigne_common::breaker`)
-//! knows it down or hung, those calls fail at once with a dependency error
-//! instead of waiting out their deadline.
+//! from its own store. Every call first *admits* its credential, once
+//! ([`Access::admit`], from the gRPC adapters): a principal assertion is
+//! verified here (the auth-service's public keys, fetched and parsed once;
+//! strict JOSE, issuer, audience = the tool-service, times) and its `jti` is
+//! accepted once within its lifetime ([`crate::replay`]): an assertion is for
+//! one call. When the admitted assertion carries the live grants read by
+//! `Authenticate` for this call, the decision is taken locally by the shared
+//! rules of `chataigne_common::grants`. Otherwise (service-account tokens,
+//! assertions without grants) the auth-service is asked, presenting the
+//! credential; while its breaker (probed in the background, see
+//! `chataigne_common::breaker`) knows it down or hung, those calls fail at
+//! once with a dependency error instead of waiting out their deadline.
 //! `Access` is the port the tools use; `AuthServiceAccess` is its adapter.
 
 use std::collections::HashMap;
@@ -23,7 +23,6 @@ use chataigne_common::assertion::{AssertionContract, TimeCheck};
 use chataigne_common::balance::{self, Balanced};
 use chataigne_common::breaker::{self, Breaker};
 use chataigne_common::codes::decode_status;
-use chataigne_common::expiring::ExpiringMap;
 use chataigne_common::grants::{Grants, Refusal};
 use chataigne_common::jws::{self, Es256Verifier};
 use chataigne_common::status_details::DetailKey;
@@ -36,6 +35,7 @@ use serde::Deserialize;
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::domain::{Dependency, DomainError, TenantScope};
+use crate::replay::{Seen, SeenAssertions};
 use crate::store::Owner;
 
 /// The authenticated caller as the auth-service vouches for it.
@@ -45,9 +45,40 @@ pub struct Principal {
     pub client_id: String,
 }
 
-/// The caller's credential, as received (never logged).
+/// The caller's credential (never logged): as presented, then as admitted
+/// by [`Access::admit`].
 #[derive(Clone)]
-pub struct Credential(pub String);
+pub struct Credential {
+    token: String,
+    admission: Admission,
+}
+
+/// What admission made of a credential.
+#[derive(Clone)]
+enum Admission {
+    /// Not admitted yet: no decision is taken on it.
+    Presented,
+    /// A principal assertion verified here, its `jti` accepted once.
+    Assertion(Arc<Verified>),
+    /// Anything else (service-account tokens): checked by the auth-service
+    /// at each decision.
+    Forwarded,
+}
+
+impl Credential {
+    /// The bearer token as presented, before admission.
+    pub fn presented(token: String) -> Credential {
+        Credential {
+            token,
+            admission: Admission::Presented,
+        }
+    }
+
+    /// The token as presented.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+}
 
 impl std::fmt::Debug for Credential {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -56,6 +87,15 @@ impl std::fmt::Debug for Credential {
 }
 
 pub trait Access: Clone + Send + Sync + 'static {
+    /// Admits the credential of one call, before anything is decided on it:
+    /// refuses what cannot be the caller's credential for this call (a
+    /// principal assertion that does not verify here, or whose `jti` was
+    /// already admitted).
+    fn admit(
+        &self,
+        credential: Credential,
+    ) -> impl Future<Output = Result<Credential, DomainError>> + Send;
+
     /// Checks `permission` on a target owned by `owner`.
     fn authorize(
         &self,
@@ -72,8 +112,9 @@ pub trait Access: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<(Principal, TenantScope), DomainError>> + Send;
 }
 
-/// Most verified assertions remembered at once.
-const VERIFIED_CAPACITY: usize = 16 * 1024;
+/// Most admitted assertions remembered at once (each until its `exp` plus
+/// the leeway: with lifetimes of at most 35 s, over 7000 calls a second).
+const SEEN_CAPACITY: usize = 256 * 1024;
 /// Least time between two key fetches triggered by an unknown `kid`.
 const KEY_FETCH_INTERVAL: Duration = Duration::from_millis(500);
 
@@ -91,11 +132,13 @@ pub struct AuthServiceAccess {
 
 /// The auth-service's assertion verification keys, fetched on first use and
 /// again (throttled) when an assertion names an unknown `kid`, and the
-/// assertions already verified with them.
+/// assertions admitted so far.
 struct AssertionKeys {
     ring: RwLock<Option<Arc<KeyRing>>>,
     last_fetch: Mutex<Option<Instant>>,
-    verified: VerifiedAssertions,
+    /// Held while the key set is fetched.
+    fetching: tokio::sync::Mutex<()>,
+    seen: SeenAssertions,
 }
 
 impl Default for AssertionKeys {
@@ -103,7 +146,8 @@ impl Default for AssertionKeys {
         AssertionKeys {
             ring: RwLock::default(),
             last_fetch: Mutex::default(),
-            verified: VerifiedAssertions::new(VERIFIED_CAPACITY),
+            fetching: tokio::sync::Mutex::default(),
+            seen: SeenAssertions::new(SEEN_CAPACITY),
         }
     }
 }
@@ -156,10 +200,9 @@ impl KeyRing {
         })
     }
 
-    /// Verifies a principal assertion (typ, algorithm, key, signature, `iss`,
-    /// `aud`, `exp`, `nbf`, `iat`) and returns what it vouches for, or `None`
-    /// when it does not verify here or carries no grants: the auth-service
-    /// then decides, with its own exact refusal.
+    /// Verifies a principal assertion (strict JOSE header, typ, algorithm,
+    /// key, signature, `iss`, `aud`, `exp`, `nbf`, `iat`, a `jti`) and
+    /// returns what it vouches for, or `None` when it does not verify.
     fn verify(&self, token: &str, now_secs: i64) -> Option<Checked> {
         let header = jws::header::<Header>(token).ok()?;
         if header.alg != Algorithm::ES256
@@ -177,21 +220,22 @@ impl KeyRing {
             || claims.aud != AssertionContract::AUDIENCE
             || claims.sid.is_empty()
             || claims.client_id.is_empty()
+            || claims.jti.is_empty()
         {
             return None;
         }
         let checked = Checked {
-            kid,
             exp: claims.exp,
             nbf: claims.nbf,
             iat: claims.iat,
+            jti: claims.jti,
             verified: Verified {
                 principal: Principal {
                     user_id: claims.sub,
                     client_id: claims.client_id,
                 },
                 scopes: claims.scope,
-                grants: claims.grants?,
+                grants: claims.grants,
             },
         };
         checked.times_hold(now_secs).then_some(checked)
@@ -213,15 +257,18 @@ struct AssertionClaims {
     #[serde(default)]
     nbf: Option<i64>,
     #[serde(default)]
+    jti: String,
+    #[serde(default)]
     grants: Option<Grants>,
 }
 
-/// A verified assertion carrying grants.
+/// A verified assertion: who, with which scopes, and the grants when it
+/// carries them.
 #[derive(Clone)]
 struct Verified {
     principal: Principal,
     scopes: String,
-    grants: Grants,
+    grants: Option<Grants>,
 }
 
 impl Verified {
@@ -230,43 +277,18 @@ impl Verified {
     }
 }
 
-/// A verified assertion with what must be re-checked at each later use.
-#[derive(Clone)]
+/// A verified assertion with its times and `jti`.
 struct Checked {
-    kid: String,
     exp: i64,
     nbf: Option<i64>,
     iat: i64,
+    jti: String,
     verified: Verified,
 }
 
 impl Checked {
     fn times_hold(&self, now_secs: i64) -> bool {
         AssertionContract::times_hold(self.exp, self.nbf, self.iat, now_secs) == TimeCheck::Valid
-    }
-}
-
-/// Assertions already verified, by SHA-256 of the token, until their `exp`
-/// plus the leeway. A remembered one is used only while its key is still in
-/// the current key set and its times still hold.
-struct VerifiedAssertions(ExpiringMap<[u8; 32], Checked>);
-
-impl VerifiedAssertions {
-    fn new(capacity: usize) -> VerifiedAssertions {
-        VerifiedAssertions(ExpiringMap::new(capacity))
-    }
-
-    fn verify(&self, ring: &KeyRing, token: &str, now_secs: i64) -> Option<Verified> {
-        let key = jws::digest(&[token.as_bytes()]);
-        if let Some(checked) = self.0.get(&key, now_secs) {
-            return (ring.keys.contains_key(&checked.kid) && checked.times_hold(now_secs))
-                .then_some(checked.verified);
-        }
-        let checked = ring.verify(token, now_secs)?;
-        let until = checked.exp.saturating_add(AssertionContract::LEEWAY_SECS);
-        let verified = checked.verified.clone();
-        self.0.insert(key, checked, until, now_secs);
-        Some(verified)
     }
 }
 
@@ -345,25 +367,60 @@ impl AuthServiceAccess {
         Ok(self.client.clone())
     }
 
-    /// The credential verified here when it is a principal assertion carrying
-    /// grants; `None` sends the check to the auth-service.
-    async fn local(&self, credential: &Credential) -> Option<Verified> {
-        let token = credential.0.as_str();
-        let header = jws::header::<Header>(token).ok()?;
-        if !header
-            .typ
-            .as_deref()
-            .is_some_and(AssertionContract::accepts_typ)
-        {
-            // Service-account tokens: always the auth-service.
-            return None;
-        }
-        let kid = header.kid?;
+    /// Admits `credential` (see [`Access::admit`]): a principal assertion
+    /// must verify with the auth-service's keys and be new; anything else is
+    /// forwarded to the auth-service at each decision.
+    async fn admission(&self, credential: &Credential) -> Result<Admission, DomainError> {
+        let token = credential.token.as_str();
+        // Service-account tokens, and anything that is no principal
+        // assertion: the auth-service decides, with its own exact refusal.
+        let Some(header) = jws::header::<Header>(token).ok().filter(|header| {
+            header
+                .typ
+                .as_deref()
+                .is_some_and(AssertionContract::accepts_typ)
+        }) else {
+            return Ok(Admission::Forwarded);
+        };
+        let kid = header.kid.ok_or(DomainError::Unauthenticated)?;
         let ring = match self.ring() {
             Some(ring) if ring.keys.contains_key(&kid) => ring,
-            _ => self.fetch_keys().await?,
+            // An unknown key: the set fetched again (or, throttled, the one
+            // held, which then refuses it).
+            _ => self.fetch_keys(&kid).await.ok_or_else(|| {
+                DomainError::Dependency(
+                    Dependency::AuthService,
+                    "assertion keys unavailable".to_owned(),
+                )
+            })?,
         };
-        self.keys.verified.verify(&ring, token, now_secs())
+        let now = now_secs();
+        let checked = ring
+            .verify(token, now)
+            .ok_or(DomainError::Unauthenticated)?;
+        let until = checked.exp.saturating_add(AssertionContract::LEEWAY_SECS);
+        match self.keys.seen.first_use(&checked.jti, until, now) {
+            Seen::First => Ok(Admission::Assertion(Arc::new(checked.verified))),
+            Seen::Again => {
+                tracing::warn!("a principal assertion was presented again: refused as a replay");
+                Err(DomainError::Unauthenticated)
+            }
+            Seen::Full => Err(DomainError::Dependency(
+                Dependency::AuthService,
+                "too many assertions in flight".to_owned(),
+            )),
+        }
+    }
+
+    /// The admitted assertion's grants, when it carries them: decided here.
+    fn local(credential: &Credential) -> Result<Option<&Verified>, DomainError> {
+        match &credential.admission {
+            Admission::Assertion(verified) if verified.grants.is_some() => Ok(Some(verified)),
+            Admission::Assertion(_) | Admission::Forwarded => Ok(None),
+            Admission::Presented => Err(DomainError::Internal(
+                "a decision was asked on a credential that was not admitted".to_owned(),
+            )),
+        }
     }
 
     fn ring(&self) -> Option<Arc<KeyRing>> {
@@ -373,9 +430,16 @@ impl AuthServiceAccess {
         }
     }
 
-    /// Fetches the key set again, at most every [`KEY_FETCH_INTERVAL`]; a
-    /// failure leaves the decision to the auth-service.
-    async fn fetch_keys(&self) -> Option<Arc<KeyRing>> {
+    /// Fetches the key set again for an assertion signed by `kid`, at most
+    /// every [`KEY_FETCH_INTERVAL`] and one fetch at a time: calls that
+    /// arrive during a fetch wait for it and use its answer.
+    async fn fetch_keys(&self, kid: &str) -> Option<Arc<KeyRing>> {
+        let _one_at_a_time = self.keys.fetching.lock().await;
+        if let Some(ring) = self.ring()
+            && ring.keys.contains_key(kid)
+        {
+            return Some(ring);
+        }
         {
             let mut last = self.keys.last_fetch.lock().ok()?;
             if last.is_some_and(|at| at.elapsed() < KEY_FETCH_INTERVAL) {
@@ -410,15 +474,24 @@ impl AuthServiceAccess {
 }
 
 impl Access for AuthServiceAccess {
+    async fn admit(&self, credential: Credential) -> Result<Credential, DomainError> {
+        let admission = self.admission(&credential).await?;
+        Ok(Credential {
+            token: credential.token,
+            admission,
+        })
+    }
+
     async fn authorize(
         &self,
         credential: &Credential,
         permission: &str,
         owner: &Owner,
     ) -> Result<Principal, DomainError> {
-        if let Some(verified) = self.local(credential).await {
-            verified
-                .grants
+        if let Some(verified) = Self::local(credential)?
+            && let Some(grants) = &verified.grants
+        {
+            grants
                 .authorize(
                     verified.scopes(),
                     permission,
@@ -426,10 +499,10 @@ impl Access for AuthServiceAccess {
                     owner.location_id.as_deref(),
                 )
                 .map_err(refused)?;
-            return Ok(verified.principal);
+            return Ok(verified.principal.clone());
         }
         let mut request = tonic::Request::new(AuthorizeRequest {
-            assertion: credential.0.clone(),
+            assertion: credential.token.clone(),
             permission: permission.to_owned(),
             organization_id: owner.organization_id.clone(),
             location_id: owner.location_id.clone().unwrap_or_default(),
@@ -449,9 +522,10 @@ impl Access for AuthServiceAccess {
         credential: &Credential,
         permission: &str,
     ) -> Result<(Principal, TenantScope), DomainError> {
-        if let Some(verified) = self.local(credential).await {
-            let access = verified
-                .grants
+        if let Some(verified) = Self::local(credential)?
+            && let Some(grants) = &verified.grants
+        {
+            let access = grants
                 .resolve(verified.scopes(), permission)
                 .map_err(refused)?;
             let scope = TenantScope {
@@ -459,12 +533,12 @@ impl Access for AuthServiceAccess {
                 organization_ids: access.organization_ids,
                 location_ids: access.location_ids,
             };
-            return Ok((verified.principal, scope));
+            return Ok((verified.principal.clone(), scope));
         }
         let response = self
             .client()?
             .resolve_access(ResolveAccessRequest {
-                assertion: credential.0.clone(),
+                assertion: credential.token.clone(),
                 permission: permission.to_owned(),
             })
             .await
@@ -575,22 +649,21 @@ UPSfCv3u6YNxXKGYFkDGrQKoHW+hRANCAASNYAx1aUiRX0dOJMw8gu8hiBgWqrDh
         let verified = ring().verify(&token, now_secs()).unwrap().verified;
         assert_eq!(verified.principal.user_id, "usr_1");
         assert_eq!(verified.principal.client_id, "client");
-        assert_eq!(verified.grants, grants());
+        assert_eq!(verified.grants, Some(grants()));
         assert_eq!(
             verified.scopes().collect::<Vec<_>>(),
             ["orders.read", "orders.write"]
         );
+        // Without grants (over the bound) it verifies too, carrying none.
+        let token = sign(ASSERTION_TYP, "k1", &claims(None));
+        let verified = ring().verify(&token, now_secs()).unwrap().verified;
+        assert_eq!(verified.grants, None);
     }
 
     #[test]
-    fn anything_else_is_left_to_the_auth_service() {
+    fn anything_else_does_not_verify_as_an_assertion() {
         let ring = ring();
         let now = now_secs();
-        // No grants (over the bound): fallback.
-        assert!(
-            ring.verify(&sign(ASSERTION_TYP, "k1", &claims(None)), now)
-                .is_none()
-        );
         // A service-account (access) token.
         assert!(
             ring.verify(&sign("at+jwt", "k1", &claims(Some(&grants()))), now)
@@ -601,11 +674,14 @@ UPSfCv3u6YNxXKGYFkDGrQKoHW+hRANCAASNYAx1aUiRX0dOJMw8gu8hiBgWqrDh
             ring.verify(&sign(ASSERTION_TYP, "k2", &claims(Some(&grants()))), now)
                 .is_none()
         );
-        // Other issuer, other audience, expired.
+        // Other issuer, another audience (the former internal one included),
+        // expired, without a jti.
         for (field, value) in [
             ("iss", json!("https://evil.example")),
             ("aud", json!("https://mcp.example")),
+            ("aud", json!("chataigne-internal")),
             ("exp", json!(now - 60)),
+            ("jti", json!("")),
         ] {
             let mut claims = claims(Some(&grants()));
             claims[field] = value;
@@ -629,27 +705,40 @@ UPSfCv3u6YNxXKGYFkDGrQKoHW+hRANCAASNYAx1aUiRX0dOJMw8gu8hiBgWqrDh
         assert!(ring.verify(&parts.join("."), now).is_none());
     }
 
-    #[test]
-    fn a_remembered_assertion_is_refused_once_expired() {
-        let ring = ring();
-        let remembered = VerifiedAssertions::new(8);
-        let now = now_secs();
-        let token = sign(ASSERTION_TYP, "k1", &claims(Some(&grants())));
-        assert!(remembered.verify(&ring, &token, now).is_some());
-        let exp = now + 60;
-        let leeway = AssertionContract::LEEWAY_SECS;
-        assert!(remembered.verify(&ring, &token, exp + leeway).is_some());
-        assert!(remembered.verify(&ring, &token, exp + leeway + 1).is_none());
+    /// The test key as a signer of any header.
+    fn signer() -> jws::Es256Signer {
+        let body: String = TEST_KEY
+            .lines()
+            .filter(|line| !line.starts_with("-----"))
+            .collect();
+        let der = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, body).unwrap();
+        jws::Es256Signer::from_pkcs8(&der).unwrap()
     }
 
     #[test]
-    fn a_remembered_assertion_stops_when_its_key_leaves_the_set() {
-        let remembered = VerifiedAssertions::new(8);
+    fn a_critical_or_unencoded_header_is_refused_by_this_verifier() {
+        let ring = ring();
         let now = now_secs();
-        let token = sign(ASSERTION_TYP, "k1", &claims(Some(&grants())));
-        assert!(remembered.verify(&ring(), &token, now).is_some());
-        let without_k1 = KeyRing::parse(ISSUER, r#"{"keys": []}"#).unwrap();
-        assert!(remembered.verify(&without_k1, &token, now).is_none());
+        let claims = claims(Some(&grants()));
+        let base = json!({"alg": "ES256", "typ": ASSERTION_TYP, "kid": "k1"});
+        let with = |extra: Value| {
+            let mut header = base.clone();
+            header
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            signer().sign(&header, &claims).unwrap()
+        };
+        assert!(ring.verify(&with(json!({})), now).is_some());
+        for extra in [
+            json!({"crit": ["exp"]}),
+            json!({"crit": ["alg"]}),
+            json!({"crit": ["urn:example:unknown"], "urn:example:unknown": 1}),
+            json!({"b64": false, "crit": ["b64"]}),
+            json!({"b64": false}),
+        ] {
+            assert!(ring.verify(&with(extra.clone()), now).is_none(), "{extra}");
+        }
     }
 
     fn offline_access() -> AuthServiceAccess {
@@ -666,10 +755,21 @@ UPSfCv3u6YNxXKGYFkDGrQKoHW+hRANCAASNYAx1aUiRX0dOJMw8gu8hiBgWqrDh
         }
     }
 
+    fn presented(token: String) -> Credential {
+        Credential::presented(token)
+    }
+
     #[tokio::test]
     async fn grants_are_decided_locally_without_calling_the_auth_service() {
         let access = offline_access();
-        let credential = Credential(sign(ASSERTION_TYP, "k1", &claims(Some(&grants()))));
+        let credential = access
+            .admit(presented(sign(
+                ASSERTION_TYP,
+                "k1",
+                &claims(Some(&grants())),
+            )))
+            .await
+            .unwrap();
         let principal = access
             .authorize(&credential, "orders.read", &owner("org_a", Some("loc_a1")))
             .await
@@ -705,9 +805,71 @@ UPSfCv3u6YNxXKGYFkDGrQKoHW+hRANCAASNYAx1aUiRX0dOJMw8gu8hiBgWqrDh
     }
 
     #[tokio::test]
+    async fn an_assertion_is_admitted_once_and_its_replay_is_refused() {
+        let access = offline_access();
+        let token = sign(ASSERTION_TYP, "k1", &claims(Some(&grants())));
+        assert!(access.admit(presented(token.clone())).await.is_ok());
+        assert!(matches!(
+            access.admit(presented(token)).await,
+            Err(DomainError::Unauthenticated)
+        ));
+        // Another assertion (another jti) of the same principal is new.
+        let mut other = claims(Some(&grants()));
+        other["jti"] = json!("j2");
+        assert!(
+            access
+                .admit(presented(sign(ASSERTION_TYP, "k1", &other)))
+                .await
+                .is_ok()
+        );
+    }
+
+    #[tokio::test]
+    async fn an_assertion_that_does_not_verify_is_refused_at_admission() {
+        let access = offline_access();
+        let mut expired = claims(Some(&grants()));
+        expired["exp"] = json!(now_secs() - 60);
+        let mut foreign_audience = claims(Some(&grants()));
+        foreign_audience["aud"] = json!("chataigne-internal");
+        for claims in [expired, foreign_audience] {
+            assert!(matches!(
+                access
+                    .admit(presented(sign(ASSERTION_TYP, "k1", &claims)))
+                    .await,
+                Err(DomainError::Unauthenticated)
+            ));
+        }
+        // What is no assertion at all is the auth-service's to refuse.
+        let garbage = access.admit(presented("garbage".into())).await.unwrap();
+        assert!(matches!(
+            access.resolve(&garbage, "orders.read").await,
+            Err(DomainError::Dependency(Dependency::AuthService, _))
+        ));
+    }
+
+    #[tokio::test]
+    async fn nothing_is_decided_on_a_credential_that_was_not_admitted() {
+        let access = offline_access();
+        let credential = presented(sign(ASSERTION_TYP, "k1", &claims(Some(&grants()))));
+        assert!(matches!(
+            access
+                .authorize(&credential, "orders.read", &owner("org_a", None))
+                .await,
+            Err(DomainError::Internal(_))
+        ));
+        assert!(matches!(
+            access.resolve(&credential, "orders.read").await,
+            Err(DomainError::Internal(_))
+        ));
+    }
+
+    #[tokio::test]
     async fn without_grants_the_auth_service_is_asked() {
         let access = offline_access();
-        let credential = Credential(sign(ASSERTION_TYP, "k1", &claims(None)));
+        let credential = access
+            .admit(presented(sign(ASSERTION_TYP, "k1", &claims(None))))
+            .await
+            .unwrap();
         assert!(matches!(
             access
                 .authorize(&credential, "orders.read", &owner("org_a", None))

@@ -17,6 +17,7 @@ pub mod grpc;
 pub mod metrics;
 pub mod ops;
 pub mod present;
+pub mod replay;
 pub mod store;
 pub mod tools;
 

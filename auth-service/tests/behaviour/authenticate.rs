@@ -5,7 +5,10 @@ use chataigne_auth::INTERNAL_AUDIENCE;
 use chataigne_common::ErrorCode;
 use chataigne_common::demo::{DEMO_CLIENT_ID, ORG_BISTRO, USER_MANAGER, USER_REVOKED};
 
-use crate::support::{Harness, RESOURCE, assert_code, assert_unauthenticated, forge, now, parts};
+use crate::support::{
+    GATEWAY_CREDENTIAL, Harness, RESOURCE, assert_code, assert_unauthenticated,
+    authenticate_request, forge, now, parts,
+};
 
 const SCOPES: &[&str] = &["openid", "orders.read", "orders.write", "catalog.read"];
 
@@ -32,6 +35,7 @@ async fn a_valid_token_returns_the_principal_and_an_assertion(h: &Harness) {
     assert_eq!(claims["sid"], issued.session_id);
     assert_eq!(claims["scope"], SCOPES.join(" "));
     assert_eq!(claims["exp"].as_i64(), Some(response.assertion_expires_at));
+    assert_eq!(claims["jti"].as_str().map(str::len), Some(32));
     let ttl = response.assertion_expires_at - now();
     assert!((100..=121).contains(&ttl), "assertion ttl {ttl}");
 
@@ -294,6 +298,107 @@ async fn a_narrowed_consent_narrows_the_effective_scopes(h: &Harness) {
     assert!(none.principal.unwrap().scopes.is_empty());
 }
 
+async fn only_the_gateway_credential_is_served(h: &Harness) {
+    let issued = h.token(USER_MANAGER, SCOPES).await;
+    let token = issued.access_token.as_str();
+    let mut refused = vec![
+        ("no credential", authenticate_request(token, RESOURCE, None)),
+        (
+            "another credential",
+            authenticate_request(token, RESOURCE, Some("not the gateway's credential at all")),
+        ),
+        (
+            "a prefix of it",
+            authenticate_request(token, RESOURCE, Some(&GATEWAY_CREDENTIAL[..32])),
+        ),
+    ];
+    // The credential under another metadata name is no credential.
+    let mut elsewhere = authenticate_request(token, RESOURCE, None);
+    elsewhere
+        .metadata_mut()
+        .insert("authorization", GATEWAY_CREDENTIAL.parse().unwrap());
+    refused.push(("in authorization", elsewhere));
+    for (what, request) in refused {
+        let status = h
+            .client
+            .clone()
+            .authenticate(request)
+            .await
+            .expect_err(what);
+        assert_eq!(status.code(), tonic::Code::PermissionDenied, "{what}");
+        assert!(status.details().is_empty(), "{what}: no detail");
+        assert!(
+            status.metadata().get("grpc-status-details-bin").is_none(),
+            "{what}: no ErrorInfo"
+        );
+        assert_eq!(status.message(), "permission denied", "{what}");
+    }
+    let served = h
+        .client
+        .clone()
+        .authenticate(authenticate_request(
+            token,
+            RESOURCE,
+            Some(GATEWAY_CREDENTIAL),
+        ))
+        .await
+        .expect("the gateway's credential is served")
+        .into_inner();
+    assert_eq!(served.principal.unwrap().user_id, USER_MANAGER);
+}
+
+async fn without_a_configured_credential_nobody_is_served(h: &Harness) {
+    let issued = h.token(USER_MANAGER, SCOPES).await;
+    let open = Harness::start_with(h.backend, |config| config.gateway_credential = None)
+        .await
+        .expect("a second harness on the same backend");
+    let token = open.token(USER_MANAGER, SCOPES).await;
+    for credential in [None, Some(GATEWAY_CREDENTIAL), Some("")] {
+        let status = open
+            .client
+            .clone()
+            .authenticate(authenticate_request(
+                &token.access_token,
+                RESOURCE,
+                credential,
+            ))
+            .await
+            .expect_err("no caller admitted");
+        assert_eq!(status.code(), tonic::Code::PermissionDenied);
+    }
+    open.finish().await;
+    assert!(h.authenticate(&issued.access_token, RESOURCE).await.is_ok());
+}
+
+async fn the_assertion_lasts_no_longer_than_the_calls_deadline(h: &Harness) {
+    let issued = h.token(USER_MANAGER, SCOPES).await;
+    let with_deadline = |valid_for_ms: i64| {
+        let mut request =
+            authenticate_request(&issued.access_token, RESOURCE, Some(GATEWAY_CREDENTIAL));
+        request.get_mut().valid_for_ms = valid_for_ms;
+        let mut client = h.client.clone();
+        async move { client.authenticate(request).await }
+    };
+    let before = now();
+    let response = with_deadline(15_000).await.unwrap().into_inner();
+    let (_, claims) = parts(&response.assertion);
+    let lifetime = claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap();
+    assert_eq!(lifetime, 15, "the call's deadline");
+    assert!(response.assertion_expires_at <= now() + 15);
+    assert!(response.assertion_expires_at >= before + 15);
+    // Beyond the configured bound, the bound.
+    let response = with_deadline(3_600_000).await.unwrap().into_inner();
+    let (_, claims) = parts(&response.assertion);
+    let lifetime = claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap();
+    assert_eq!(lifetime, 120, "assertion_ttl_secs");
+    // A negative deadline is a broken request.
+    let decoded = assert_code(
+        with_deadline(-1).await.map(tonic::Response::into_inner),
+        ErrorCode::InvalidArguments,
+    );
+    assert_eq!(decoded.violations[0].field, "valid_for_ms");
+}
+
 async fn a_missing_resource_is_an_invalid_argument(h: &Harness) {
     let issued = h.token(USER_MANAGER, SCOPES).await;
     let decoded = assert_code(
@@ -327,5 +432,8 @@ chataigne_common::on_both_backends! {
         a_seeded_revoked_user_is_refused,
         a_narrowed_consent_narrows_the_effective_scopes,
         a_missing_resource_is_an_invalid_argument,
+        only_the_gateway_credential_is_served,
+        without_a_configured_credential_nobody_is_served,
+        the_assertion_lasts_no_longer_than_the_calls_deadline,
     ],
 }

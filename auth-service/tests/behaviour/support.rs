@@ -20,6 +20,31 @@ use tonic::transport::Channel;
 /// The protected resource tokens are issued for.
 pub const RESOURCE: &str = "https://mcp.chataigne.test/mcp/v1";
 
+/// The credential the harness's client presents to `Authenticate`, as the
+/// gateway does.
+pub const GATEWAY_CREDENTIAL: &str = "the gateway credential of the auth-service tests";
+
+/// `Authenticate`'s request presenting `credential` (none when `None`) as the
+/// gateway's.
+pub fn authenticate_request(
+    token: &str,
+    resource: &str,
+    credential: Option<&str>,
+) -> tonic::Request<pb::AuthenticateRequest> {
+    let mut request = tonic::Request::new(pb::AuthenticateRequest {
+        access_token: token.to_owned(),
+        resource: resource.to_owned(),
+        valid_for_ms: 0,
+    });
+    if let Some(credential) = credential {
+        request.metadata_mut().insert(
+            chataigne_common::assertion::AssertionContract::CALLER_METADATA,
+            credential.parse().expect("ascii"),
+        );
+    }
+    request
+}
+
 /// The key-encryption key of every harness (base64 of 32 bytes).
 pub const TEST_KEK: &str = "Y2hhdGFpZ25lIHRlc3Qga2V5LWVuY3J5cHRpb24gayE=";
 
@@ -54,6 +79,7 @@ pub fn config(url: &str) -> Config {
     config.oauth.allowed_resources = vec![RESOURCE.to_owned()];
     config.oauth.client_metadata_allow_http_loopback = true;
     config.keys.encryption_key = Some(SecretString::from(TEST_KEK));
+    config.gateway_credential = Some(SecretString::from(GATEWAY_CREDENTIAL));
     config
 }
 
@@ -253,10 +279,11 @@ impl Harness {
     ) -> Result<pb::AuthenticateResponse, tonic::Status> {
         self.client
             .clone()
-            .authenticate(pb::AuthenticateRequest {
-                access_token: token.to_owned(),
-                resource: resource.to_owned(),
-            })
+            .authenticate(authenticate_request(
+                token,
+                resource,
+                Some(GATEWAY_CREDENTIAL),
+            ))
             .await
             .map(tonic::Response::into_inner)
     }

@@ -1,6 +1,10 @@
 //! Authentication at the edge: the bearer token of each POST is exchanged with
-//! the auth-service for a principal and a short-lived principal assertion. The
-//! user's token goes nowhere else; backends only ever see the assertion.
+//! the auth-service for a principal and a principal assertion for this
+//! request's one tool call (valid no longer than the longest tool deadline,
+//! accepted once by the tool-service). The gateway proves itself with its
+//! credential in metadata; a refusal of that credential is a misconfiguration
+//! (the dependency error, logged), never the caller's 401. The user's token goes nowhere else;
+//! backends only ever see the assertion.
 //!
 //! Credentials are read strictly: exactly one `Authorization` header (two
 //! are refused with 400 before either is read), the `Bearer` scheme only
@@ -9,6 +13,7 @@
 
 use std::time::Duration;
 
+use chataigne_common::assertion::AssertionContract;
 use chataigne_common::codes::decode_status;
 use chataigne_common::status_details::DetailKey;
 use chataigne_common::{Category, ErrorCode};
@@ -107,7 +112,18 @@ pub async fn authenticate(
     let mut request = tonic::Request::new(AuthenticateRequest {
         access_token: token.to_owned(),
         resource: endpoint.resource.clone(),
+        valid_for_ms: i64::try_from(state.config.deadlines.longest_call().as_millis())
+            .unwrap_or(i64::MAX),
     });
+    if let Some(credential) = &state.config.gateway_credential
+        && let Ok(value) = tonic::metadata::MetadataValue::try_from(
+            secrecy::ExposeSecret::expose_secret(credential),
+        )
+    {
+        request
+            .metadata_mut()
+            .insert(AssertionContract::CALLER_METADATA, value);
+    }
     request.set_timeout(deadline);
     chataigne_common::trace_context::inject(request.metadata_mut());
     if let Ok(value) = tonic::metadata::MetadataValue::try_from(request_id) {
@@ -122,6 +138,14 @@ pub async fn authenticate(
             return Err(unavailable);
         }
         Ok(Ok(response)) => response.into_inner(),
+        Ok(Err(status)) if status.code() == tonic::Code::PermissionDenied => {
+            // Only a refused caller credential: this gateway's configuration.
+            metrics.dependency_error(Dependency::AuthService);
+            tracing::error!(
+                "the auth-service refused this gateway's credential: gateway_credential must be set to the auth-service's value"
+            );
+            return Err(unavailable);
+        }
         Ok(Err(status)) => {
             let decoded = decode_status(&status);
             if decoded.code == ErrorCode::Overloaded {

@@ -131,6 +131,27 @@ async fn the_token_audience_is_the_endpoint_canonical_url() {
     h.shutdown().await;
 }
 
+#[tokio::test]
+async fn the_gateway_presents_its_credential_and_asks_for_one_calls_lifetime() {
+    const CREDENTIAL: &str = "the gateway credential of the gateway tests";
+    let h = Harness::start_with(|config| {
+        config.gateway_credential = Some(secrecy::SecretString::from(CREDENTIAL));
+        // The longest tool deadline bounds the assertion's lifetime.
+        config.deadlines.analytics_ms = 700;
+    })
+    .await;
+    let (status, _) = h.rpc(TOKEN_ALL, serde_json::from_str(PING).unwrap()).await;
+    assert_eq!(status, 200);
+    assert_eq!(h.auth_presented(), vec![(Some(CREDENTIAL.to_owned()), 700)]);
+    h.shutdown().await;
+    // Without one configured, none is presented.
+    let h = Harness::start().await;
+    let (status, _) = h.rpc(TOKEN_ALL, serde_json::from_str(PING).unwrap()).await;
+    assert_eq!(status, 200);
+    assert_eq!(h.auth_presented(), vec![(None, 400)]);
+    h.shutdown().await;
+}
+
 /// The answer to a request refused because the auth-service is down: a
 /// JSON-RPC error to the request's own id (HTTP 200, never a 5xx a client
 /// would drop, never a 401 that would sign the user out), carrying the

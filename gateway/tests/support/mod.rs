@@ -52,6 +52,8 @@ pub fn assertion_for(user: &str) -> String {
 pub struct AuthLog {
     /// (token, resource) of every Authenticate call.
     pub calls: Vec<(String, String)>,
+    /// (caller credential in metadata, `valid_for_ms`) of every Authenticate call.
+    pub presented: Vec<(Option<String>, i64)>,
     /// Canonical URLs the fake accepts as audiences.
     pub resources: Vec<String>,
 }
@@ -80,9 +82,15 @@ impl AuthService for FakeAuth {
         &self,
         request: Request<AuthenticateRequest>,
     ) -> Result<Response<AuthenticateResponse>, Status> {
+        let credential = request
+            .metadata()
+            .get(chataigne_common::assertion::AssertionContract::CALLER_METADATA)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
         let request = request.into_inner();
         let audience_ok = {
             let mut log = self.0.lock().unwrap();
+            log.presented.push((credential, request.valid_for_ms));
             log.calls
                 .push((request.access_token.clone(), request.resource.clone()));
             log.resources.contains(&request.resource)
@@ -524,6 +532,11 @@ impl Harness {
 
     pub fn auth_calls(&self) -> Vec<(String, String)> {
         self.auth.0.lock().unwrap().calls.clone()
+    }
+
+    /// What each Authenticate call presented: (credential, `valid_for_ms`).
+    pub fn auth_presented(&self) -> Vec<(Option<String>, i64)> {
+        self.auth.0.lock().unwrap().presented.clone()
     }
 
     /// Stops the gateway and checks that it ended cleanly.

@@ -130,10 +130,12 @@ Service, whose name resolves to every ready pod (client-side balancing). */}}
 {{/* Secret-backed env of each service. */}}
 {{- define "chataigne.secretEnv.gateway" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.redisUrl "what" "secrets.redisUrl") }}
+{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.gatewayCredential "what" "secrets.gatewayCredential") }}
 {{- end -}}
 {{- define "chataigne.secretEnv.authService" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.authDatabaseUrl "what" "secrets.authDatabaseUrl") }}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.signingKeyEncryptionKey "what" "secrets.signingKeyEncryptionKey") }}
+{{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.gatewayCredential "what" "secrets.gatewayCredential") }}
 {{- end -}}
 {{- define "chataigne.secretEnv.toolService" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.toolDatabaseUrl "what" "secrets.toolDatabaseUrl") }}

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod assertions;
 mod live_idempotency;
 mod live_revocation;
 mod matrix;

@@ -106,7 +106,7 @@ async fn an_empty_request_of_every_typed_rpc_names_its_required_fields_before_au
     // Signed in, but granted nothing the RPCs need: only the validation can
     // answer before authorization refuses.
     let token = sandbox.token_with(USER_MANAGER, &["openid"]).await;
-    let credential = typed_rpc::assertion(&sandbox, &token).await;
+    let minter = typed_rpc::Minter::new(&sandbox);
     let rpcs = typed_rpc::typed_rpcs();
     let listed: Vec<&str> = rpcs
         .iter()
@@ -117,6 +117,7 @@ async fn an_empty_request_of_every_typed_rpc_names_its_required_fields_before_au
 
     for (rpc, (short, fields)) in rpcs.iter().zip(REQUIRED) {
         // An empty message: every field at its default.
+        let credential = minter.assertion(&token).await;
         let outcome = unary(&url, rpc, (), &credential, None).await;
         if fields.is_empty() {
             if let Err(status) = &outcome {
@@ -165,9 +166,8 @@ async fn typed_refusals_are_worded_for_grpc_callers_and_call_tool_keeps_the_mcp_
     let sandbox = Sandbox::start(Backend::Sqlite).await.expect("sandbox");
     let url = sandbox.tools_grpc_url.clone();
     let narrow = sandbox.token_with(USER_MANAGER, &["location.read"]).await;
-    let narrow = typed_rpc::assertion(&sandbox, &narrow).await;
     let full = sandbox.token(USER_MANAGER).await;
-    let full = typed_rpc::assertion(&sandbox, &full).await;
+    let minter = typed_rpc::Minter::new(&sandbox);
     let orders = "chataigne.tools.v1.Restaurant/ListOrders";
     let list = || pb::ListOrdersRequest {
         location_id: LOC_PARIS.to_owned(),
@@ -175,7 +175,7 @@ async fn typed_refusals_are_worded_for_grpc_callers_and_call_tool_keeps_the_mcp_
     };
 
     // A scope the credentials lack.
-    let status = unary(&url, orders, list(), &narrow, None)
+    let status = unary(&url, orders, list(), &minter.assertion(&narrow).await, None)
         .await
         .expect_err("orders.read is missing");
     assert_eq!(status.code(), tonic::Code::PermissionDenied, "{status:?}");
@@ -198,7 +198,7 @@ async fn typed_refusals_are_worded_for_grpc_callers_and_call_tool_keeps_the_mcp_
             location_id: LOC_BROOKLYN.to_owned(),
             ..Default::default()
         },
-        &full,
+        &minter.assertion(&full).await,
         None,
     )
     .await
@@ -214,7 +214,7 @@ async fn typed_refusals_are_worded_for_grpc_callers_and_call_tool_keeps_the_mcp_
             name_query: "x".repeat(500),
             ..Default::default()
         },
-        &full,
+        &minter.assertion(&full).await,
         None,
     )
     .await
@@ -243,7 +243,7 @@ async fn typed_refusals_are_worded_for_grpc_callers_and_call_tool_keeps_the_mcp_
             arguments_json: format!(r#"{{"location_id":"{LOC_PARIS}"}}"#),
             ..Default::default()
         },
-        &narrow,
+        &minter.assertion(&narrow).await,
         None,
     )
     .await

@@ -2,7 +2,6 @@
 //! → gateway → auth-service (live checks) → tool-service → storage, and the
 //! typed gRPC API on the same data.
 
-use chataigne_proto::auth::v1::{AuthenticateRequest, auth_service_client::AuthServiceClient};
 use chataigne_proto::tools::v1::{
     GetOrderRequest, ListOrdersRequest, OrderStatus, Page, restaurant_client::RestaurantClient,
 };
@@ -208,18 +207,8 @@ async fn skeleton_end_to_end(backend: Backend) {
 
     // The typed gRPC API serves the same data to an internal caller holding
     // a principal assertion issued by the auth-service.
-    let mut auth = AuthServiceClient::connect(sandbox.auth_grpc_url.clone())
-        .await
-        .unwrap();
-    let assertion = auth
-        .authenticate(AuthenticateRequest {
-            access_token: manager.clone(),
-            resource: sandbox.mcp_url.clone(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .assertion;
+    let minter = chataigne_tests::typed_rpc::Minter::new(&sandbox);
+    let assertion = minter.assertion(&manager).await;
     let mut restaurant = RestaurantClient::connect(sandbox.tools_grpc_url.clone())
         .await
         .unwrap();
@@ -236,8 +225,13 @@ async fn skeleton_end_to_end(backend: Backend) {
         "authorization",
         format!("Bearer {assertion}").parse().unwrap(),
     );
+    let replay = request_again(&request);
     let listed = restaurant.list_orders(request).await.unwrap().into_inner();
     assert_eq!(listed.orders.len(), 3);
+    // An assertion is for one call: presented again, it is refused.
+    let replayed = restaurant.list_orders(replay).await.unwrap_err();
+    assert_eq!(replayed.code(), tonic::Code::Unauthenticated);
+    let assertion = minter.assertion(&manager).await;
     assert!(
         listed
             .orders
@@ -295,4 +289,11 @@ chataigne_common::on_both_backends! {
     tests: [
         a_manager_reads_and_writes_through_every_service_until_banned = skeleton_end_to_end,
     ],
+}
+
+/// A copy of `request`, metadata included.
+fn request_again<T: Clone>(request: &tonic::Request<T>) -> tonic::Request<T> {
+    let mut again = tonic::Request::new(request.get_ref().clone());
+    *again.metadata_mut() = request.metadata().clone();
+    again
 }

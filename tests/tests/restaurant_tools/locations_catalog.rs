@@ -12,7 +12,6 @@ use std::collections::HashMap;
 
 use chataigne_common::ErrorCode;
 use chataigne_common::codes::decode_status;
-use chataigne_proto::auth::v1::{AuthenticateRequest, auth_service_client::AuthServiceClient};
 use chataigne_proto::tools::v1::{
     GetLocationSettingsRequest, IntakeStatus, ItemAvailability, ListCatalogItemsRequest,
     ListDiscountsRequest, Page, SettingsSection, UpdateLocationStatusRequest,
@@ -526,18 +525,7 @@ fn authorized<T>(message: T, assertion: &str) -> tonic::Request<T> {
 }
 
 async fn typed_api(sandbox: &Sandbox, token: &str) {
-    let mut auth = AuthServiceClient::connect(sandbox.auth_grpc_url.clone())
-        .await
-        .unwrap();
-    let assertion = auth
-        .authenticate(AuthenticateRequest {
-            access_token: token.to_owned(),
-            resource: sandbox.mcp_url.clone(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .assertion;
+    let minter = chataigne_tests::typed_rpc::Minter::new(sandbox);
     let mut locations = LocationsClient::connect(sandbox.tools_grpc_url.clone())
         .await
         .unwrap();
@@ -551,7 +539,7 @@ async fn typed_api(sandbox: &Sandbox, token: &str) {
                 ],
                 locale: "en-US".to_owned(),
             },
-            &assertion,
+            &minter.assertion(token).await,
         ))
         .await;
     // The Bistro manager has no membership at Harbor: refused like a missing location.
@@ -567,7 +555,7 @@ async fn typed_api(sandbox: &Sandbox, token: &str) {
                 ],
                 locale: "fr-FR".to_owned(),
             },
-            &assertion,
+            &minter.assertion(token).await,
         ))
         .await
         .unwrap()
@@ -594,7 +582,7 @@ async fn typed_api(sandbox: &Sandbox, token: &str) {
                 expected_status: IntakeStatus::Accepting as i32,
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(token).await,
         ))
         .await
         .unwrap()
@@ -610,7 +598,7 @@ async fn typed_api(sandbox: &Sandbox, token: &str) {
                 expected_status: IntakeStatus::Accepting as i32,
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(token).await,
         ))
         .await
         .unwrap_err();
@@ -633,7 +621,7 @@ async fn typed_api(sandbox: &Sandbox, token: &str) {
                 }),
                 locale: "en".to_owned(),
             },
-            &assertion,
+            &minter.assertion(token).await,
         ))
         .await
         .unwrap()
@@ -655,7 +643,7 @@ async fn typed_api(sandbox: &Sandbox, token: &str) {
                 }),
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(token).await,
         ))
         .await
         .unwrap()
@@ -675,7 +663,7 @@ async fn typed_api(sandbox: &Sandbox, token: &str) {
                 text: "x".repeat(101),
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(token).await,
         ))
         .await
         .unwrap_err();

@@ -97,28 +97,34 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         request: Request<pb::CallToolRequest>,
     ) -> Result<Response<pb::CallToolResponse>, Status> {
         let started = Instant::now();
-        let credential =
+        let presented =
             credential(&request).map_err(|error| to_status_at(error, ToolKind::Read, None))?;
         let timeout = deadline::of(&request);
         let call = request.into_inner();
         let spec = ToolId::by_name(&call.name).map(ToolId::spec);
         let kind = spec.map_or(ToolKind::Read, |spec| spec.kind);
         let class = spec.map_or(DeadlineClass::Read, |spec| spec.deadline);
-        let ctx = CallContext {
-            credential,
-            locale: Locale::parse(&call.locale),
-            now_ms: chrono::Utc::now().timestamp_millis(),
-        };
+        let locale = Locale::parse(&call.locale);
+        let now_ms = chrono::Utc::now().timestamp_millis();
         let arguments: Option<serde_json::Value> = serde_json::from_str(&call.arguments_json).ok();
-        let outcome = match &arguments {
-            Some(arguments) => {
-                let work = self
-                    .tools
-                    .call_past_the_switch(&call.name, arguments.clone(), &ctx);
-                runner::bounded(&self.tools, timeout, (kind, class), work).await
+        let tools = &self.tools;
+        let (name, given) = (&call.name, &arguments);
+        let work = |credential| async move {
+            let ctx = CallContext {
+                credential,
+                locale,
+                now_ms,
+            };
+            match given {
+                Some(arguments) => {
+                    tools
+                        .call_past_the_switch(name, arguments.clone(), &ctx)
+                        .await
+                }
+                None => Err(DomainError::invalid("", "the arguments are not valid JSON")),
             }
-            None => Err(DomainError::invalid("", "the arguments are not valid JSON")),
         };
+        let outcome = runner::bounded(&self.tools, timeout, (kind, class), presented, work).await;
         let null = serde_json::Value::Null;
         let site = spec.map(|tool| CallSite {
             tool,

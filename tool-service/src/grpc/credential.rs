@@ -1,7 +1,6 @@
 //! Extracts the caller's credential (`authorization: Bearer …`) from gRPC
-//! metadata, read by the shared `Authorization` rule. The tool-service never
-//! trusts claims it cannot have the auth-service verify: the credential is
-//! passed to it on every check.
+//! metadata, read by the shared `Authorization` rule, as presented: the
+//! runner admits it (`Access::admit`) before any decision.
 
 use chataigne_common::authorization::{AUTHORIZATION, bearer_token};
 use tonic::Request;
@@ -18,7 +17,7 @@ pub fn credential<T>(request: &Request<T>) -> Result<Credential, DomainError> {
         .and_then(|v| v.to_str().ok())
         .and_then(bearer_token)
         .ok_or(DomainError::Unauthenticated)?;
-    Ok(Credential(token.to_owned()))
+    Ok(Credential::presented(token.to_owned()))
 }
 
 #[cfg(test)]
@@ -49,10 +48,10 @@ mod tests {
             );
         }
         for accepted in ["Bearer eyJ.a-b_c", "bearer eyJ.a-b_c"] {
-            let Ok(Credential(token)) = credential(&with(accepted)) else {
+            let Ok(credential) = credential(&with(accepted)) else {
                 panic!("{accepted:?} refused");
             };
-            assert_eq!(token, "eyJ.a-b_c");
+            assert_eq!(credential.token(), "eyJ.a-b_c");
         }
     }
 }

@@ -1,8 +1,10 @@
 //! The one way every RPC of the tool-service runs: the caller's deadline
-//! (down to the database statement timeout), the operator's write switch for
-//! writes and the error class of the RPC's kind, so that no RPC can forget
-//! them; for typed RPCs also the credential, the required fields (before any
-//! authorization) and statuses worded for gRPC callers.
+//! (down to the database statement timeout), the admission of the caller's
+//! credential (a principal assertion is verified and accepted once, see
+//! `access`), the operator's write switch for writes and the error class of
+//! the RPC's kind, so that no RPC can forget them; for typed RPCs also the
+//! required fields (before any authorization) and statuses worded for gRPC
+//! callers.
 
 use std::future::Future;
 use std::time::Duration;
@@ -14,7 +16,7 @@ use super::credential::credential;
 use super::deadline;
 use super::fields::{TypedRequest, TypedRpc};
 use super::status::typed_status;
-use crate::access::Access;
+use crate::access::{Access, Credential};
 use crate::domain::{DomainError, Locale};
 use crate::store::Store;
 use crate::tools::{
@@ -22,21 +24,28 @@ use crate::tools::{
 };
 
 /// Runs `work` for an RPC of `kind` within `timeout` (each database
-/// statement bounded by what remains of it, dropped work rolled back): first
-/// a slot of its deadline `class` (`Overloaded` when the class stays
-/// exhausted), then the write switch when it writes.
-pub(super) async fn bounded<S: Store, A: Access, T>(
+/// statement bounded by what remains of it, dropped work rolled back): the
+/// `presented` credential admitted first, then a slot of its deadline
+/// `class` (`Overloaded` when the class stays exhausted), then the write
+/// switch read when it writes, then `work` with the admitted credential.
+pub(super) async fn bounded<S: Store, A: Access, T, W, F>(
     tools: &Tools<S, A>,
     timeout: Option<Duration>,
     (kind, class): (ToolKind, DeadlineClass),
-    work: impl Future<Output = Result<T, DomainError>>,
-) -> Result<T, DomainError> {
+    presented: Credential,
+    work: W,
+) -> Result<T, DomainError>
+where
+    W: FnOnce(Credential) -> F,
+    F: Future<Output = Result<T, DomainError>>,
+{
     tools_deadline::within(timeout, async {
+        let credential = tools.access.admit(presented).await?;
         let _admitted = tools.admission.admit(class).await?;
         if kind == ToolKind::Write {
             tools.ensure_writes_enabled().await?;
         }
-        work.await
+        work(credential).await
     })
     .await
 }
@@ -69,16 +78,18 @@ impl<S: Store, A: Access> Runner<S, A> {
         T::Response: From<Answered<T::Output>>,
     {
         let kind = T::SPEC.kind;
-        let credential = credential(&request).map_err(|error| typed_status(error, kind))?;
+        let presented = credential(&request).map_err(|error| typed_status(error, kind))?;
         let timeout = deadline::of(&request);
         let request = request.into_inner();
-        let ctx = CallContext {
-            credential,
-            locale: Locale::parse(request.locale()),
-            now_ms: chrono::Utc::now().timestamp_millis(),
-        };
+        let locale = Locale::parse(request.locale());
+        let now_ms = chrono::Utc::now().timestamp_millis();
         let tools = &self.tools;
-        let work = async move {
+        let work = |credential| async move {
+            let ctx = CallContext {
+                credential,
+                locale,
+                now_ms,
+            };
             required_fields(&request)?;
             let input = T::Input::try_from(request)?;
             // Boxed, as in the MCP bridge's dispatch: only a pointer moves
@@ -86,7 +97,7 @@ impl<S: Store, A: Access> Runner<S, A> {
             let answered = Box::pin(T::run(tools, input, &ctx)).await?.answered()?;
             Ok(T::Response::from(answered))
         };
-        bounded(tools, timeout, (kind, T::SPEC.deadline), work)
+        bounded(tools, timeout, (kind, T::SPEC.deadline), presented, work)
             .await
             .map(Response::new)
             .map_err(|error| typed_status(error, kind))

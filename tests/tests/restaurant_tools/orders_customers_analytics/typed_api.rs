@@ -3,7 +3,6 @@
 
 use chataigne_common::ErrorCode;
 use chataigne_common::codes::decode_status;
-use chataigne_proto::auth::v1::{AuthenticateRequest, auth_service_client::AuthServiceClient};
 use chataigne_proto::tools::v1::{
     AnalyticsBucket, AnalyticsMetric, ConversationThreadStatus, GetConversationRequest,
     GetCustomerRequest, ListConversationsRequest, ListCustomersRequest, OrderStatus, Page,
@@ -26,18 +25,7 @@ fn authed<T>(message: T, assertion: &str) -> tonic::Request<T> {
 async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
     let (sandbox, c) = (&scene.sandbox, &scene.client().await);
     let manager = &*scene.manager;
-    let mut auth = AuthServiceClient::connect(sandbox.auth_grpc_url.clone())
-        .await
-        .unwrap();
-    let assertion = auth
-        .authenticate(AuthenticateRequest {
-            access_token: manager.to_owned(),
-            resource: sandbox.mcp_url.clone(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .assertion;
+    let minter = chataigne_tests::typed_rpc::Minter::new(sandbox);
     let url = sandbox.tools_grpc_url.clone();
 
     // Order updates: the same rules as the MCP tool.
@@ -52,7 +40,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
     let illegal = orders
         .update_order_status(authed(
             request(OrderStatus::Completed, OrderStatus::Received),
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap_err();
@@ -64,7 +52,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
     let updated = orders
         .update_order_status(authed(
             request(OrderStatus::Accepted, OrderStatus::Received),
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap()
@@ -74,7 +62,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
     let stale = orders
         .update_order_status(authed(
             request(OrderStatus::Accepted, OrderStatus::Received),
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap_err();
@@ -103,7 +91,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
                 }),
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap_err();
@@ -119,7 +107,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
                 }),
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap()
@@ -136,7 +124,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
                 customer_id: listed.customers[0].id.clone(),
                 locale: "fr".to_owned(),
             },
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap()
@@ -157,7 +145,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
                 }),
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap()
@@ -175,7 +163,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
                 limit: 100,
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap()
@@ -189,7 +177,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
                 limit: 101,
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap_err();
@@ -210,7 +198,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
                 bucket: AnalyticsBucket::Month as i32,
                 locale: "en".to_owned(),
             },
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap()
@@ -236,7 +224,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
                 date_to: "2026-01-02".to_owned(),
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap_err();

@@ -130,7 +130,7 @@ async fn accept_the_oldest_waiting_order_while_another_operator_acts(sandbox: &S
     // "What orders are waiting?" — oldest first, ids in the text.
     let listed = model.call("chataigne_orders_list", waiting.clone()).await;
     let said = text(&listed);
-    assert!(said.contains("order(s), oldest first."), "{said}");
+    assert!(said.contains("order(s), oldest first"), "{said}");
     assert!(said.contains("received"), "{said}");
     let ids = ids_in(&said, "ord_");
     assert!(ids.len() >= 2, "the demo has orders waiting: {said}");

@@ -90,6 +90,22 @@ pub struct ConversationSummary {
     pub created_at: String,
     /// ISO 8601 with the location's UTC offset.
     pub last_message_at: String,
+    /// In a transcript search, the newest message that contains the query.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_message: Option<MatchedMessage>,
+}
+
+/// The message of a conversation that a transcript search matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct MatchedMessage {
+    /// Message ID, e.g. "msg_01paris11_07_012".
+    pub id: String,
+    pub sender: SenderKind,
+    pub sender_label: String,
+    /// The message, cut to 120 characters (an ellipsis marks the cut).
+    pub preview: String,
+    /// ISO 8601 with the location's UTC offset.
+    pub created_at: String,
 }
 
 /// One message of a transcript.

@@ -4,9 +4,11 @@
 //! times, tenants and orders; `venue` a location's intake, settings, catalog,
 //! discounts and integrations; `customer` customers and conversations.
 
+mod compact;
 mod customer;
 mod venue;
 
+pub use compact::compact;
 pub use customer::{conversation, customer, message};
 pub use venue::{catalog_item, discount, integration, location_status, settings};
 

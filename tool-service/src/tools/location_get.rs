@@ -85,6 +85,27 @@ impl Tool for LocationGet {
             text.push_str(ctx.locale.pick(" jusqu'au ", " until "));
             text.push_str(until);
         }
+        if let Some(reason) = &status.reason_label {
+            text.push_str(&format!(" ({reason})"));
+        }
+        text.push_str(&ctx.locale.pick(
+            format!(
+                " · organisation {} ({}) · pays {} · créé le {} · statut changé le {}",
+                location.organization_name,
+                location.organization_id,
+                location.address.country,
+                location.created_at,
+                status.updated_at
+            ),
+            format!(
+                " · organization {} ({}) · country {} · created {} · status changed {}",
+                location.organization_name,
+                location.organization_id,
+                location.address.country,
+                location.created_at,
+                status.updated_at
+            ),
+        ));
         Ok(ToolOutput {
             data: LocationGetOutput {
                 location,

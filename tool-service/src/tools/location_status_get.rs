@@ -72,10 +72,11 @@ impl Tool for LocationStatusGet {
 
 /// One line for people: "<name>: orders paused until … (busy)".
 pub(super) fn status_text(status: &LocationStatus, locale: Locale) -> String {
-    let mut text = format!("{} : {}", status.location_name, status.status_label);
-    if locale != Locale::Fr {
-        text = format!("{}: {}", status.location_name, status.status_label);
-    }
+    let (name, id, label) = (&status.location_name, &status.location_id, &status.status_label);
+    let mut text = locale.pick(
+        format!("{name} ({id}) : {label}"),
+        format!("{name} ({id}): {label}"),
+    );
     if let Some(until) = &status.paused_until {
         text.push_str(locale.pick(" jusqu'au ", " until "));
         text.push_str(until);
@@ -83,5 +84,10 @@ pub(super) fn status_text(status: &LocationStatus, locale: Locale) -> String {
     if let Some(reason) = &status.reason_label {
         text.push_str(&format!(" ({reason})"));
     }
+    text.push_str(&format!(
+        " · {} {}",
+        locale.pick("depuis le", "since"),
+        status.updated_at
+    ));
     text
 }

@@ -4,13 +4,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{page_output, paged_input};
+use super::support::{Summary, page_output, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, Order, OrderFilter, OrderStatus, PageAfter, SortOrder};
 
-/// Orders named in the text summary.
-const SUMMARY_ORDERS: usize = 5;
 use crate::present;
 use crate::store::Store;
 
@@ -141,14 +139,34 @@ impl Tool for OrdersList {
     }
 }
 
-/// An order on a line of a list summary, after a line break.
+/// An order on a line of a summary: number, id, location, customer,
+/// status, fulfillment, total and creation time.
 pub(super) fn summary_line(order: &Order) -> String {
     format!(
-        "\n- {} ({}) · {} · {} · {} · {}",
+        "- {} ({}) · {} ({}) · {} ({}) · {} · {} · {} · {}",
         order.number,
         order.id,
         order.location_name,
+        order.location_id,
+        order.customer_name,
+        order.customer_id,
         order.status_label,
+        order.fulfillment_label,
+        order.total.display,
+        order.created_at
+    )
+}
+
+/// An order on a line of a list whose head names its one location.
+fn line_in_location(order: &Order) -> String {
+    format!(
+        "- {} ({}) · {} ({}) · {} · {} · {} · {}",
+        order.number,
+        order.id,
+        order.customer_name,
+        order.customer_id,
+        order.status_label,
+        order.fulfillment_label,
         order.total.display,
         order.created_at
     )
@@ -161,22 +179,38 @@ fn summarize(
     ctx: &CallContext,
 ) -> ToolOutput<OrdersListOutput> {
     let oldest = sort.oldest_first();
-    let mut text = match (ctx.locale, orders.len(), oldest) {
+    // One location named once in the head, or each line names its own.
+    let one_location = orders
+        .first()
+        .filter(|first| orders.iter().all(|o| o.location_id == first.location_id))
+        .map(|first| format!("{} ({})", first.location_name, first.location_id));
+    let at = one_location
+        .as_deref()
+        .map(|place| format!(" · {place}"))
+        .unwrap_or_default();
+    let head = match (ctx.locale, orders.len(), oldest) {
         (Locale::Fr, 0, _) => "Aucune commande ne correspond.".to_owned(),
         (Locale::Fr, n, false) => {
-            format!("{n} commande(s), de la plus récente à la plus ancienne.")
+            format!("{n} commande(s), de la plus récente à la plus ancienne{at}.")
         }
-        (Locale::Fr, n, true) => format!("{n} commande(s), de la plus ancienne à la plus récente."),
+        (Locale::Fr, n, true) => {
+            format!("{n} commande(s), de la plus ancienne à la plus récente{at}.")
+        }
         (_, 0, _) => "No orders match.".to_owned(),
-        (_, n, false) => format!("{n} order(s), newest first."),
-        (_, n, true) => format!("{n} order(s), oldest first."),
+        (_, n, false) => format!("{n} order(s), newest first{at}."),
+        (_, n, true) => format!("{n} order(s), oldest first{at}."),
     };
-    for order in orders.iter().take(SUMMARY_ORDERS) {
-        text.push_str(&summary_line(order));
+    let mut summary = Summary::new(ctx.locale, head);
+    for order in &orders {
+        summary.line(if one_location.is_some() {
+            line_in_location(order)
+        } else {
+            summary_line(order)
+        });
     }
-    let more = ctx.locale.pick(
-        "\nD'autres commandes suivent (meta.next_cursor).",
-        "\nMore orders follow (meta.next_cursor).",
+    summary.narrow(
+        "un filtre location_id, statuses ou created_from/created_to",
+        "a location_id, statuses or created_from/created_to filter",
     );
-    page_output(OrdersListOutput { orders }, text, next_cursor, more)
+    page_output(OrdersListOutput { orders }, summary, next_cursor)
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::access::Principal;
 use crate::cursor::{Binding, CursorCodec};
-use crate::domain::{DomainError, PageAfter, PageRequest};
+use crate::domain::{DomainError, Locale, PageAfter, PageRequest};
 use crate::store::GuardedWrite;
 
 use super::{CallContext, ToolOutput, Tools};
@@ -181,20 +181,128 @@ impl<S, A> Tools<S, A> {
     }
 }
 
-/// A list call's output: `text`, then `more` when another page follows.
-pub fn page_output<T>(
-    data: T,
-    mut text: String,
-    next_cursor: Option<String>,
-    more: &str,
-) -> ToolOutput<T> {
-    if next_cursor.is_some() {
-        text.push_str(more);
-    }
+/// A list call's output: the summary, which carries the next cursor.
+pub fn page_output<T>(data: T, summary: Summary, next_cursor: Option<String>) -> ToolOutput<T> {
     ToolOutput {
+        text: summary.render(next_cursor.as_deref()),
         data,
-        text,
         next_cursor,
+    }
+}
+
+/// The text of a result that carries the answer to a model that reads only
+/// the text: a head, one line per record (or value), and the cursor of the
+/// next page, within [`TEXT_LIMIT`]. The lines that do not fit are counted
+/// and the truncation is stated with the request that shows them all (a
+/// smaller `limit`, or a filter); the cursor is then left out, since it
+/// would skip the records not shown.
+#[derive(Debug)]
+pub struct Summary {
+    locale: Locale,
+    head: String,
+    lines: Vec<String>,
+    /// What narrows the request besides a smaller limit, in the caller's
+    /// language (e.g. "a statuses filter").
+    narrow: Option<String>,
+    /// What the cursor continues to ("older messages"), when not "the next page".
+    next: Option<String>,
+}
+
+impl Summary {
+    pub fn new(locale: Locale, head: impl Into<String>) -> Summary {
+        Summary {
+            locale,
+            head: head.into(),
+            lines: Vec::new(),
+            narrow: None,
+            next: None,
+        }
+    }
+
+    /// Adds a record's line (without its leading break).
+    pub fn line(&mut self, line: impl Into<String>) -> &mut Summary {
+        self.lines.push(line.into());
+        self
+    }
+
+    /// Names the filter that narrows the request: `fr` or `en` by locale.
+    pub fn narrow(&mut self, fr: &str, en: &str) -> &mut Summary {
+        self.narrow = Some(self.locale.pick(fr, en).to_owned());
+        self
+    }
+
+    /// Names what the cursor leads to: `fr` or `en` by locale.
+    pub fn next(&mut self, fr: &str, en: &str) -> &mut Summary {
+        self.next = Some(self.locale.pick(fr, en).to_owned());
+        self
+    }
+
+    fn cursor_line(&self, cursor: &str) -> String {
+        match (self.locale, &self.next) {
+            (Locale::Fr, Some(next)) => {
+                format!("\n{next} : rappeler avec les mêmes arguments et cursor \"{cursor}\".")
+            }
+            (Locale::Fr, None) => format!(
+                "\nPage suivante : rappeler avec les mêmes filtres et cursor \"{cursor}\"."
+            ),
+            (_, Some(next)) => {
+                format!("\n{next}: call again with the same arguments and cursor \"{cursor}\".")
+            }
+            (_, None) => {
+                format!("\nNext page: call again with the same filters and cursor \"{cursor}\".")
+            }
+        }
+    }
+
+    fn truncation_line(&self, shown: usize, hidden: usize) -> String {
+        let limit = shown.max(1);
+        match (self.locale, &self.narrow) {
+            (Locale::Fr, narrow) => format!(
+                "\n{hidden} ligne(s) de plus non affichée(s) ici (limite de texte de 4 Kio ; \
+                 elles sont dans le contenu structuré). Pour tout lire ici : rappeler avec limit \
+                 {limit}{}.",
+                narrow
+                    .as_deref()
+                    .map(|n| format!(" ou avec {n}"))
+                    .unwrap_or_default()
+            ),
+            (_, narrow) => format!(
+                "\n{hidden} more line(s) not shown here (4 KiB text limit; they are in the \
+                 structured content). To read them all here: call again with limit {limit}{}.",
+                narrow
+                    .as_deref()
+                    .map(|n| format!(" or with {n}"))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    /// The text: every line that fits, then the cursor line or, when lines
+    /// were left out, the truncation and how to narrow the request.
+    pub fn render(self, next_cursor: Option<&str>) -> String {
+        let cursor = next_cursor
+            .filter(|c| !c.is_empty())
+            .map(|c| self.cursor_line(c))
+            .unwrap_or_default();
+        let total = self.lines.len();
+        // Room kept for the longer of the two endings.
+        let ending = cursor.len().max(self.truncation_line(total, total).len());
+        let mut text = self.head.clone();
+        let mut shown = 0;
+        for line in &self.lines {
+            if text.len() + 1 + line.len() + ending > TEXT_LIMIT {
+                break;
+            }
+            text.push('\n');
+            text.push_str(line);
+            shown += 1;
+        }
+        if shown < total {
+            text.push_str(&self.truncation_line(shown, total - shown));
+        } else {
+            text.push_str(&cursor);
+        }
+        text
     }
 }
 
@@ -239,6 +347,43 @@ mod tests {
         assert!(bounded.len() <= TEXT_LIMIT);
         assert!(bounded.ends_with('…'));
         assert_eq!(bound_text("short".into()), "short");
+    }
+
+    #[test]
+    fn a_summary_that_fits_carries_every_line_and_the_cursor() {
+        let mut summary = Summary::new(Locale::En, "2 order(s).");
+        summary.line("- A (ord_1)").line("- B (ord_2)");
+        let text = summary.render(Some("abc"));
+        assert_eq!(
+            text,
+            "2 order(s).\n- A (ord_1)\n- B (ord_2)\nNext page: call again with the same \
+             filters and cursor \"abc\"."
+        );
+        let last = Summary::new(Locale::Fr, "0 commande.").render(None);
+        assert_eq!(last, "0 commande.");
+    }
+
+    #[test]
+    fn a_summary_too_long_states_the_truncation_and_the_limit_that_fits() {
+        let mut summary = Summary::new(Locale::En, "50 item(s).");
+        for n in 0..50 {
+            summary.line(format!("- item {n:02} {}", "x".repeat(150)));
+        }
+        summary.narrow("un filtre", "a category_id filter");
+        let text = summary.render(Some("cursor123"));
+        assert!(text.len() <= TEXT_LIMIT, "{}", text.len());
+        let shown = text.lines().filter(|l| l.starts_with("- item")).count();
+        assert!(shown > 10 && shown < 50, "{shown}");
+        assert!(
+            text.contains(&format!(
+                "{} more line(s) not shown here (4 KiB text limit; they are in the structured \
+                 content). To read them all here: call again with limit {shown} or with a \
+                 category_id filter.",
+                50 - shown
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("cursor123"), "the cursor would skip lines: {text}");
     }
 
     #[test]

@@ -27,9 +27,15 @@ const IN_DATA_ONLY: &[(&str, &[&str], &str)] = &[
         "the time of the last status change, in chataigne_order_get's text",
     ),
     (
+        "chataigne_customers_list",
+        &["email_masked", "phone_masked"],
+        "contact details stay out of texts, even masked",
+    ),
+    (
         "chataigne_customer_get",
-        &["updated_at"],
-        "the time of an order's last status change, in chataigne_order_get's text",
+        &["updated_at", "email_masked", "phone_masked"],
+        "contact details stay out of texts, even masked (the text says which are on file); \
+         an order's last status change is in chataigne_order_get's text",
     ),
     (
         "chataigne_conversations_list",

@@ -34,7 +34,7 @@ paged_input! {
         /// From chataigne_locations_list, e.g. "loc_01paris11".
         #[schemars(length(min = 1, max = 64))]
         pub location_id: String,
-        /// Only items of this category: a `category_id` of an earlier listing, e.g. "cat_01paris11_02".
+        /// Only items of this category: the `category_id` of an item from chataigne_catalog_items_list, e.g. "cat_01paris11_02".
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[schemars(length(min = 1, max = 64))]
         pub category_id: Option<String>,

@@ -24,9 +24,11 @@ pub const SPEC: ToolSpec = ToolSpec {
     title: "List conversations",
     description: "Lists the conversations between one location and its customers, most \
 recently active first (or least, with `sort: oldest_first`), with customer, channel, status, \
-message count and a preview of the newest message (120 characters at most). Suited to reviewing open conversations, the exchanges \
-on one channel, or finding a conversation that mentions a topic; transcripts come from \
-chataigne_conversation_get. `query` is not logged. Returns 20 by default, 50 at most, with \
+message count and a preview of the newest message (120 characters at most) or, with `query`, \
+of the newest message that matched. Suited to reviewing open conversations, the exchanges on \
+one channel, or finding a conversation that mentions a topic (in the transcripts' language, \
+which an empty search names); transcripts come from chataigne_conversation_get. `query` is not \
+logged. Returns 20 by default, 50 at most, with \
 `meta.next_cursor` when more exist.",
     scope: "conversations.read",
     kind: ToolKind::Read,
@@ -146,22 +148,36 @@ impl Tool for ConversationsList {
             }
             _ => None,
         };
+        let containing = input
+            .query
+            .as_deref()
+            .map(|q| {
+                ctx.locale.pick(
+                    format!(" avec un message contenant « {q} »"),
+                    format!(" with a message containing \"{q}\""),
+                )
+            })
+            .unwrap_or_default();
+        let at = conversations
+            .first()
+            .map(|c| format!(" · {} ({})", c.location_name, c.location_id))
+            .unwrap_or_default();
         let head = match (ctx.locale, conversations.len(), sort.oldest_first()) {
             (_, 0, _) if searched.is_some() => searched.clone().unwrap_or_default(),
             (Locale::Fr, 0, _) => "Aucune conversation ne correspond.".to_owned(),
-            (Locale::Fr, n, false) => {
-                format!("{n} conversation(s), de la plus récente à la plus ancienne.")
-            }
-            (Locale::Fr, n, true) => {
-                format!("{n} conversation(s), de la plus ancienne à la plus récente.")
-            }
+            (Locale::Fr, n, false) => format!(
+                "{n} conversation(s){containing}, de la plus récente à la plus ancienne{at}."
+            ),
+            (Locale::Fr, n, true) => format!(
+                "{n} conversation(s){containing}, de la plus ancienne à la plus récente{at}."
+            ),
             (_, 0, _) => "No conversations match.".to_owned(),
-            (_, n, false) => format!("{n} conversation(s), most recently active first."),
-            (_, n, true) => format!("{n} conversation(s), least recently active first."),
-        };
-        let head = match conversations.first() {
-            Some(c) => format!("{head} {} ({}).", c.location_name, c.location_id),
-            None => head,
+            (_, n, false) => {
+                format!("{n} conversation(s){containing}, most recently active first{at}.")
+            }
+            (_, n, true) => {
+                format!("{n} conversation(s){containing}, least recently active first{at}.")
+            }
         };
         let mut summary = Summary::new(ctx.locale, head);
         for c in &conversations {

@@ -91,20 +91,29 @@ fn customer_text(customer: &Customer, recent_orders: &[Order], locale: Locale) -
     let c = customer;
     let (name, id, org, org_id) = (&c.name, &c.id, &c.organization_name, &c.organization_id);
     let none = locale.pick("aucun", "none");
-    let email = c.email_masked.as_deref().unwrap_or(none);
-    let phone = c.phone_masked.as_deref().unwrap_or(none);
+    // Contact details stay out of the text, masked or not (in the data only).
+    let contacts = match (c.email_masked.is_some(), c.phone_masked.is_some(), locale) {
+        (false, false, Locale::Fr) => "ni e-mail ni téléphone enregistré",
+        (false, false, _) => "no email or phone on file",
+        (true, true, Locale::Fr) => "e-mail et téléphone enregistrés (masqués)",
+        (true, true, _) => "email and phone on file (masked)",
+        (true, false, Locale::Fr) => "e-mail enregistré (masqué), pas de téléphone",
+        (true, false, _) => "email on file (masked), no phone",
+        (false, true, Locale::Fr) => "téléphone enregistré (masqué), pas d'e-mail",
+        (false, true, _) => "phone on file (masked), no email",
+    };
     let count = c.order_count;
     let last = c.last_order_at.as_deref().unwrap_or(none);
     let since = &c.created_at;
     let mut text = if locale == Locale::Fr {
         format!(
             "{name} ({id}) · {org} ({org_id}) · {count} commande(s), dernière le {last} · \
-             e-mail {email} · téléphone {phone} (masqués) · client depuis {since}."
+             client depuis {since} · {contacts}."
         )
     } else {
         format!(
             "{name} ({id}) · {org} ({org_id}) · {count} order(s), last on {last} · \
-             email {email} · phone {phone} (masked) · customer since {since}."
+             customer since {since} · {contacts}."
         )
     };
     if let Some(location) = &c.location_id {

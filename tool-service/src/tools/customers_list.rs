@@ -153,12 +153,9 @@ impl Tool for CustomersList {
                 ctx.locale.pick("client depuis", "since"),
                 c.created_at,
             );
-            for detail in [&c.email_masked, &c.phone_masked, &c.location_id]
-                .into_iter()
-                .flatten()
-            {
+            if let Some(location) = &c.location_id {
                 line.push_str(" · ");
-                line.push_str(detail);
+                line.push_str(location);
             }
             summary.line(line);
         }

@@ -162,6 +162,25 @@ async fn assert_text_carries_the_answer(
     assert!(text.len() <= 4096, "{tool}: {} bytes", text.len());
     if text.contains(TRUNCATED) {
         let limit = stated_limit(&text);
+        // The cursor it names resumes right after the last line shown.
+        let (_, after) = text
+            .split_once("To resume after the last one shown: call again with the same arguments and cursor \"")
+            .unwrap_or_else(|| panic!("{tool}: a cut page names the cursor that resumes: {text}"));
+        let resume = after.split('"').next().unwrap_or_default().to_owned();
+        let mut resumed = arguments.clone();
+        resumed["cursor"] = json!(resume);
+        let (_, next, _) = answer(&sandbox.call_tool(token, tool, resumed).await);
+        let records = |data: &Value| -> Vec<Value> {
+            data.as_object()
+                .and_then(|d| d.values().find_map(Value::as_array))
+                .cloned()
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            records(&next).first().map(|r| r["id"].clone()),
+            records(&data).get(limit as usize).map(|r| r["id"].clone()),
+            "{tool}: the resuming cursor continues after line {limit}"
+        );
         let mut narrowed = arguments.clone();
         narrowed["limit"] = json!(limit);
         let again = sandbox.call_tool(token, tool, narrowed.clone()).await;
@@ -206,8 +225,17 @@ async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
     let paris = demo::LOC_PARIS;
     let mut walked: Vec<String> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
+    let mut measured: Vec<String> = Vec::new();
     let mut call = async |token: &str, tool: &str, arguments: Value| -> Value {
         let result = sandbox.call_tool(token, tool, arguments.clone()).await;
+        // Tokens as chars / 4: the text against the data serialized as JSON.
+        let (said, data, _) = answer(&result);
+        let (text_tokens, json_tokens) = (said.chars().count() / 4, data.to_string().chars().count() / 4);
+        measured.push(format!(
+            "| {tool} | {arguments} | {text_tokens} | {json_tokens} | {:.2} | {} |",
+            text_tokens as f64 / json_tokens.max(1) as f64,
+            if said.contains(TRUNCATED) { "cut" } else { "whole" }
+        ));
         failures.extend(
             assert_text_carries_the_answer(sandbox, token, tool, arguments, result.clone()).await,
         );
@@ -232,7 +260,10 @@ async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
          json!({"location_id": paris, "sections": sections})).await;
     let orders = call(&manager, "chataigne_orders_list",
                       json!({"location_id": paris, "statuses": ["received"]})).await;
+    call(&manager, "chataigne_orders_list", json!({})).await;
     call(&manager, "chataigne_orders_list", json!({"limit": 50})).await;
+    call(&manager, "chataigne_customers_list", json!({"organization_id": demo::ORG_BISTRO, "limit": 50})).await;
+    call(&manager, "chataigne_catalog_items_list", json!({"location_id": paris, "limit": 50})).await;
     let order = orders["orders"][0]["id"].as_str().expect("a received order").to_owned();
     call(&manager, "chataigne_order_get", json!({"order_id": order})).await;
     let items = call(&manager, "chataigne_catalog_items_list",
@@ -284,6 +315,10 @@ async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
                 "idempotency_key": key()})).await;
 
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    println!(
+        "| tool | arguments | text tokens | JSON tokens | text / JSON | page |\n|---|---|---|---|---|---|\n{}",
+        measured.join("\n")
+    );
 
     // Every tool the catalogue lists was walked.
     let (_, listed) = sandbox

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{Summary, page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Availability, CatalogFilter, CatalogItem, DomainError, Locale, PageAfter};
@@ -130,7 +130,7 @@ impl Tool for CatalogItemsList {
             "un filtre category_id, availability ou text",
             "a category_id, availability or text filter",
         );
-        Ok(page_output(
+        Ok(pager.output(
             CatalogItemsListOutput { items },
             summary,
             next_cursor,

@@ -151,14 +151,13 @@ impl Tool for ConversationGet {
         } else {
             summary.next("Messages plus anciens", "Older messages");
         }
-        let text = summary.render(next_cursor.as_deref());
-        Ok(ToolOutput {
-            data: ConversationGetOutput {
+        Ok(pager.output(
+            ConversationGetOutput {
                 conversation,
                 messages,
             },
-            text,
+            summary,
             next_cursor,
-        })
+        ))
     }
 }

@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{Summary, page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
@@ -187,7 +187,7 @@ impl Tool for ConversationsList {
             "un filtre status, channel ou query",
             "a status, channel or query filter",
         );
-        Ok(page_output(
+        Ok(pager.output(
             ConversationsListOutput { conversations },
             summary,
             next_cursor,

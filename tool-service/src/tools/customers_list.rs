@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{Summary, page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
@@ -160,7 +160,7 @@ impl Tool for CustomersList {
             summary.line(line);
         }
         summary.narrow("un filtre name_query ou location_id", "a name_query or location_id filter");
-        Ok(page_output(
+        Ok(pager.output(
             CustomersListOutput { customers },
             summary,
             next_cursor,

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{Summary, page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Discount, DomainError, Locale, PageAfter};
@@ -114,7 +114,7 @@ impl Tool for DiscountsList {
             summary.line(line);
         }
         summary.narrow("active: true", "active: true");
-        Ok(page_output(
+        Ok(pager.output(
             DiscountsListOutput { discounts },
             summary,
             next_cursor,

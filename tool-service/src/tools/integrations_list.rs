@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{Summary, page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Integration, Locale, PageAfter};
@@ -99,7 +99,7 @@ impl Tool for IntegrationsList {
             }
             summary.line(line);
         }
-        Ok(page_output(
+        Ok(pager.output(
             IntegrationsListOutput { integrations },
             summary,
             next_cursor,

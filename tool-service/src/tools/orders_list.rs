@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{Summary, page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, Order, OrderFilter, OrderStatus, PageAfter, SortOrder};
@@ -111,7 +111,12 @@ impl Tool for OrdersList {
             None => {
                 let (principal, scope) = tools.access.resolve(&ctx.credential, SPEC.scope).await?;
                 if scope.is_empty() {
-                    return Ok(summarize(Vec::new(), None, sort, ctx));
+                    let summary = summarize(&[], sort, ctx);
+                    return Ok(ToolOutput {
+                        text: summary.render(None),
+                        data: OrdersListOutput { orders: Vec::new() },
+                        next_cursor: None,
+                    });
                 }
                 if !scope.all_tenants {
                     filter.location_ids = Some(scope.location_ids);
@@ -135,7 +140,8 @@ impl Tool for OrdersList {
             .into_iter()
             .map(|r| present::order(r, Vec::new(), ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(summarize(orders, next_cursor, sort, ctx))
+        let summary = summarize(&orders, sort, ctx);
+        Ok(pager.output(OrdersListOutput { orders }, summary, next_cursor))
     }
 }
 
@@ -157,10 +163,16 @@ pub(super) fn summary_line(order: &Order) -> String {
     )
 }
 
-/// An order on a line of a list whose head names its one location.
-fn line_in_location(order: &Order) -> String {
+/// An order on a line of a list whose head names its locations: the
+/// location by name only when there are several, not at all when one.
+fn line_in_list(order: &Order, location: bool) -> String {
+    let at = if location {
+        format!(" · {}", order.location_name)
+    } else {
+        String::new()
+    };
     format!(
-        "- {} ({}) · {} ({}) · {} · {} · {} · {}",
+        "- {} ({}){at} · {} ({}) · {} · {} · {} · {}",
         order.number,
         order.id,
         order.customer_name,
@@ -172,22 +184,30 @@ fn line_in_location(order: &Order) -> String {
     )
 }
 
-fn summarize(
-    orders: Vec<Order>,
-    next_cursor: Option<String>,
-    sort: SortOrder,
-    ctx: &CallContext,
-) -> ToolOutput<OrdersListOutput> {
+/// The summary of a page of orders, one line per order.
+fn summarize(orders: &[Order], sort: SortOrder, ctx: &CallContext) -> Summary {
     let oldest = sort.oldest_first();
-    // One location named once in the head, or each line names its own.
-    let one_location = orders
-        .first()
-        .filter(|first| orders.iter().all(|o| o.location_id == first.location_id))
-        .map(|first| format!("{} ({})", first.location_name, first.location_id));
-    let at = one_location
-        .as_deref()
-        .map(|place| format!(" · {place}"))
-        .unwrap_or_default();
+    // The locations named once in the head, with their ids.
+    let mut locations: Vec<(&str, &str)> = Vec::new();
+    for order in orders {
+        let location = (order.location_name.as_str(), order.location_id.as_str());
+        if !locations.contains(&location) {
+            locations.push(location);
+        }
+    }
+    let at = match locations.as_slice() {
+        [] => String::new(),
+        [(name, id)] => format!(" · {name} ({id})"),
+        several => format!(
+            " · {} {}",
+            ctx.locale.pick("établissements", "locations"),
+            several
+                .iter()
+                .map(|(name, id)| format!("{name} ({id})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     let head = match (ctx.locale, orders.len(), oldest) {
         (Locale::Fr, 0, _) => "Aucune commande ne correspond.".to_owned(),
         (Locale::Fr, n, false) => {
@@ -201,16 +221,12 @@ fn summarize(
         (_, n, true) => format!("{n} order(s), oldest first{at}."),
     };
     let mut summary = Summary::new(ctx.locale, head);
-    for order in &orders {
-        summary.line(if one_location.is_some() {
-            line_in_location(order)
-        } else {
-            summary_line(order)
-        });
+    for order in orders {
+        summary.line(line_in_list(order, locations.len() > 1));
     }
     summary.narrow(
         "un filtre location_id, statuses ou created_from/created_to",
         "a location_id, statuses or created_from/created_to filter",
     );
-    page_output(OrdersListOutput { orders }, summary, next_cursor)
+    summary
 }

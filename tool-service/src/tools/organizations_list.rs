@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::paged_input;
-use super::support::{Summary, page_output};
+use super::support::Summary;
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, Organization, PageAfter};
@@ -85,7 +85,7 @@ impl Tool for OrganizationsList {
                 org.created_at
             ));
         }
-        Ok(page_output(
+        Ok(pager.output(
             OrganizationsListOutput { organizations },
             summary,
             next_cursor,

@@ -1,6 +1,8 @@
 //! What every tool shares: page limits, the paging arguments of list inputs,
 //! cursor binding, owner resolution and bounded summaries.
 
+use std::sync::{Mutex, PoisonError};
+
 use serde::Serialize;
 
 use crate::access::Principal;
@@ -80,6 +82,9 @@ pub struct Pager<'a> {
     principal: &'a Principal,
     cursors: &'a CursorCodec,
     ctx: &'a CallContext,
+    /// The positions of the records of the page cut by [`Pager::paginate`],
+    /// for the cursor that resumes after the last record a summary shows.
+    positions: Mutex<Vec<PageAfter>>,
 }
 
 impl<'a> Pager<'a> {
@@ -97,6 +102,7 @@ impl<'a> Pager<'a> {
             principal,
             cursors,
             ctx,
+            positions: Mutex::new(Vec::new()),
         }
     }
 
@@ -153,15 +159,41 @@ impl<'a> Pager<'a> {
         position: impl Fn(&R) -> PageAfter,
     ) -> (Vec<R>, Option<String>) {
         let limit = page.limit as usize;
-        if records.len() <= limit {
-            return (records, None);
-        }
+        let more = records.len() > limit;
         records.truncate(limit);
-        let next = records.last().map(|last| {
-            self.cursors
-                .encode(&position(last), self.binding(), self.ctx.now_ms)
-        });
+        let positions: Vec<PageAfter> = records.iter().map(position).collect();
+        let next = positions
+            .last()
+            .filter(|_| more)
+            .map(|last| self.cursors.encode(last, self.binding(), self.ctx.now_ms));
+        *self.positions.lock().unwrap_or_else(PoisonError::into_inner) = positions;
         (records, next)
+    }
+
+    /// A page's output: its summary, one line per record of the page in
+    /// order, which names the cursor of the next page or, when lines do not
+    /// fit, the cursor that resumes after the last line shown.
+    pub fn output<T>(
+        &self,
+        data: T,
+        summary: Summary,
+        next_cursor: Option<String>,
+    ) -> ToolOutput<T> {
+        let positions =
+            std::mem::take(&mut *self.positions.lock().unwrap_or_else(PoisonError::into_inner));
+        let resume: Vec<String> = if positions.len() == summary.lines.len() {
+            positions
+                .iter()
+                .map(|p| self.cursors.encode(p, self.binding(), self.ctx.now_ms))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        ToolOutput {
+            text: summary.render_resuming(next_cursor.as_deref(), &resume),
+            data,
+            next_cursor,
+        }
     }
 }
 
@@ -181,21 +213,13 @@ impl<S, A> Tools<S, A> {
     }
 }
 
-/// A list call's output: the summary, which carries the next cursor.
-pub fn page_output<T>(data: T, summary: Summary, next_cursor: Option<String>) -> ToolOutput<T> {
-    ToolOutput {
-        text: summary.render(next_cursor.as_deref()),
-        data,
-        next_cursor,
-    }
-}
-
 /// The text of a result that carries the answer to a model that reads only
 /// the text: a head, one line per record (or value), and the cursor of the
 /// next page, within [`TEXT_LIMIT`]. The lines that do not fit are counted
-/// and the truncation is stated with the request that shows them all (a
-/// smaller `limit`, or a filter); the cursor is then left out, since it
-/// would skip the records not shown.
+/// and the truncation is stated with the cursor that resumes after the last
+/// line shown (a page's summary, see [`Pager::output`]) and the request that
+/// shows them all (a smaller `limit`, or a filter); the next page's cursor
+/// is then left out, since it would skip the records not shown.
 #[derive(Debug)]
 pub struct Summary {
     locale: Locale,
@@ -254,25 +278,35 @@ impl Summary {
         }
     }
 
-    fn truncation_line(&self, shown: usize, hidden: usize) -> String {
+    /// The statement of a cut: how many lines are not shown, the cursor
+    /// that resumes after the last one shown (a page's summary), and the
+    /// limit that shows a whole page.
+    fn truncation_line(&self, shown: usize, hidden: usize, resume: Option<&str>) -> String {
         let limit = shown.max(1);
-        match (self.locale, &self.narrow) {
-            (Locale::Fr, narrow) => format!(
+        let narrow = self.narrow.as_deref();
+        match self.locale {
+            Locale::Fr => format!(
                 "\n{hidden} ligne(s) de plus non affichée(s) ici (limite de texte de 4 Kio ; \
-                 elles sont dans le contenu structuré). Pour tout lire ici : rappeler avec limit \
-                 {limit}{}.",
-                narrow
-                    .as_deref()
-                    .map(|n| format!(" ou avec {n}"))
-                    .unwrap_or_default()
+                 elles sont dans le contenu structuré).{} Pour tout lire ici : rappeler avec \
+                 limit {limit}{}.",
+                resume
+                    .map(|c| format!(
+                        " Pour reprendre après la dernière affichée : rappeler avec les mêmes \
+                         arguments et cursor \"{c}\"."
+                    ))
+                    .unwrap_or_default(),
+                narrow.map(|n| format!(" ou avec {n}")).unwrap_or_default()
             ),
-            (_, narrow) => format!(
+            Locale::En => format!(
                 "\n{hidden} more line(s) not shown here (4 KiB text limit; they are in the \
-                 structured content). To read them all here: call again with limit {limit}{}.",
-                narrow
-                    .as_deref()
-                    .map(|n| format!(" or with {n}"))
-                    .unwrap_or_default()
+                 structured content).{} To read them all here: call again with limit {limit}{}.",
+                resume
+                    .map(|c| format!(
+                        " To resume after the last one shown: call again with the same \
+                         arguments and cursor \"{c}\"."
+                    ))
+                    .unwrap_or_default(),
+                narrow.map(|n| format!(" or with {n}")).unwrap_or_default()
             ),
         }
     }
@@ -280,15 +314,32 @@ impl Summary {
     /// The text: every line that fits, then the cursor line or, when lines
     /// were left out, the truncation and how to narrow the request.
     pub fn render(self, next_cursor: Option<&str>) -> String {
+        self.render_resuming(next_cursor, &[])
+    }
+
+    /// [`Summary::render`] where `resume[n]` is the cursor that continues
+    /// after line `n` (empty when lines have no position).
+    fn render_resuming(self, next_cursor: Option<&str>, resume: &[String]) -> String {
         let cursor = next_cursor
             .filter(|c| !c.is_empty())
             .map(|c| self.cursor_line(c))
             .unwrap_or_default();
         let total = self.lines.len();
-        // Room kept for the longer of the two endings.
-        let ending = cursor.len().max(self.truncation_line(total, total).len());
+        let full = self.head.len() + self.lines.iter().map(|l| l.len() + 1).sum::<usize>();
+        if full + cursor.len() <= TEXT_LIMIT {
+            let mut text = self.head;
+            for line in &self.lines {
+                text.push('\n');
+                text.push_str(line);
+            }
+            text.push_str(&cursor);
+            return text;
+        }
+        // Room kept for the longest statement of a cut.
+        let longest = resume.iter().max_by_key(|c| c.len()).map(String::as_str);
+        let ending = self.truncation_line(total, total, longest).len();
         let mut text = self.head.clone();
-        let mut shown = 0;
+        let mut shown: usize = 0;
         for line in &self.lines {
             if text.len() + 1 + line.len() + ending > TEXT_LIMIT {
                 break;
@@ -297,11 +348,11 @@ impl Summary {
             text.push_str(line);
             shown += 1;
         }
-        if shown < total {
-            text.push_str(&self.truncation_line(shown, total - shown));
-        } else {
-            text.push_str(&cursor);
-        }
+        let after = shown
+            .checked_sub(1)
+            .and_then(|last| resume.get(last))
+            .map(String::as_str);
+        text.push_str(&self.truncation_line(shown, total - shown, after));
         text
     }
 }

@@ -18,7 +18,14 @@ use serde_json::{Map, Value, json};
 const IN_DATA_ONLY: &[(&str, &[&str], &str)] = &[
     (
         "chataigne_analytics_query",
-        &["delivery_share", "pickup_share", "date_to", "timezone", "currency", "location_id"],
+        &[
+            "delivery_share",
+            "pickup_share",
+            "date_to",
+            "timezone",
+            "currency",
+            "location_id",
+        ],
         "shares are stated as percentages; the range and its calendar are those of the request",
     ),
     (
@@ -106,7 +113,10 @@ fn values(value: &Value, path: &str, skip: &[&str], out: &mut Vec<(String, Strin
     match value {
         Value::Object(map) => {
             if let (Some(display), true) = (map.get("display"), map.contains_key("amount_minor")) {
-                out.push((format!("{path}.display"), display.as_str().unwrap_or("").into()));
+                out.push((
+                    format!("{path}.display"),
+                    display.as_str().unwrap_or("").into(),
+                ));
                 return;
             }
             for (key, inner) in map {
@@ -130,7 +140,10 @@ fn values(value: &Value, path: &str, skip: &[&str], out: &mut Vec<(String, Strin
 /// The call's text, data and next cursor.
 fn answer(result: &Value) -> (String, Value, Option<String>) {
     assert_ne!(result["isError"], true, "unexpected error: {result}");
-    let text = result["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let envelope = envelope(result);
     let cursor = envelope["meta"]["next_cursor"].as_str().map(str::to_owned);
     (text, envelope["data"].clone(), cursor)
@@ -196,7 +209,10 @@ async fn assert_text_carries_the_answer(
     }
     let mut expected = Vec::new();
     values(&data, "data", in_data_only(tool), &mut expected);
-    assert!(!expected.is_empty(), "{tool}: the walk reads a record: {data}");
+    assert!(
+        !expected.is_empty(),
+        "{tool}: the walk reads a record: {data}"
+    );
     let missing: Vec<_> = expected
         .iter()
         .filter(|(_, value)| !text.contains(value.as_str()))
@@ -206,7 +222,9 @@ async fn assert_text_carries_the_answer(
         failures.push(format!("{tool}: the text misses {missing:?}:\n{text}"));
     }
     if let Some(cursor) = cursor.filter(|c| !text.contains(c)) {
-        failures.push(format!("{tool}: the text misses the next cursor {cursor}:\n{text}"));
+        failures.push(format!(
+            "{tool}: the text misses the next cursor {cursor}:\n{text}"
+        ));
     }
     failures
 }
@@ -230,11 +248,18 @@ async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
         let result = sandbox.call_tool(token, tool, arguments.clone()).await;
         // Tokens as chars / 4: the text against the data serialized as JSON.
         let (said, data, _) = answer(&result);
-        let (text_tokens, json_tokens) = (said.chars().count() / 4, data.to_string().chars().count() / 4);
+        let (text_tokens, json_tokens) = (
+            said.chars().count() / 4,
+            data.to_string().chars().count() / 4,
+        );
         measured.push(format!(
             "| {tool} | {arguments} | {text_tokens} | {json_tokens} | {:.2} | {} |",
             text_tokens as f64 / json_tokens.max(1) as f64,
-            if said.contains(TRUNCATED) { "cut" } else { "whole" }
+            if said.contains(TRUNCATED) {
+                "cut"
+            } else {
+                "whole"
+            }
         ));
         failures.extend(
             assert_text_carries_the_answer(sandbox, token, tool, arguments, result.clone()).await,
@@ -244,8 +269,18 @@ async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
     };
 
     call(&manager, "chataigne_organizations_list", json!({})).await;
-    call(&manager, "chataigne_locations_list", json!({"organization_id": demo::ORG_BISTRO})).await;
-    let location = call(&manager, "chataigne_location_get", json!({"location_id": paris})).await;
+    call(
+        &manager,
+        "chataigne_locations_list",
+        json!({"organization_id": demo::ORG_BISTRO}),
+    )
+    .await;
+    let location = call(
+        &manager,
+        "chataigne_location_get",
+        json!({"location_id": paris}),
+    )
+    .await;
     // The week before last, in the location's calendar.
     let today = chrono::NaiveDate::parse_from_str(
         &location["local_time"].as_str().expect("local time")[..10],
@@ -253,66 +288,180 @@ async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
     )
     .expect("a date");
     let (from, to) = (today - chrono::Days::new(14), today - chrono::Days::new(8));
-    call(&manager, "chataigne_location_status_get", json!({"location_id": paris})).await;
-    let sections = ["store", "order", "opening_hours", "delivery", "payment_methods", "ai",
-                    "loyalty", "referrals", "notifications"];
-    call(&manager, "chataigne_location_settings_get",
-         json!({"location_id": paris, "sections": sections})).await;
-    let orders = call(&manager, "chataigne_orders_list",
-                      json!({"location_id": paris, "statuses": ["received"]})).await;
+    call(
+        &manager,
+        "chataigne_location_status_get",
+        json!({"location_id": paris}),
+    )
+    .await;
+    let sections = [
+        "store",
+        "order",
+        "opening_hours",
+        "delivery",
+        "payment_methods",
+        "ai",
+        "loyalty",
+        "referrals",
+        "notifications",
+    ];
+    call(
+        &manager,
+        "chataigne_location_settings_get",
+        json!({"location_id": paris, "sections": sections}),
+    )
+    .await;
+    let orders = call(
+        &manager,
+        "chataigne_orders_list",
+        json!({"location_id": paris, "statuses": ["received"]}),
+    )
+    .await;
     call(&manager, "chataigne_orders_list", json!({})).await;
     call(&manager, "chataigne_orders_list", json!({"limit": 50})).await;
-    call(&manager, "chataigne_customers_list", json!({"organization_id": demo::ORG_BISTRO, "limit": 50})).await;
-    call(&manager, "chataigne_catalog_items_list", json!({"location_id": paris, "limit": 50})).await;
-    let order = orders["orders"][0]["id"].as_str().expect("a received order").to_owned();
+    call(
+        &manager,
+        "chataigne_customers_list",
+        json!({"organization_id": demo::ORG_BISTRO, "limit": 50}),
+    )
+    .await;
+    call(
+        &manager,
+        "chataigne_catalog_items_list",
+        json!({"location_id": paris, "limit": 50}),
+    )
+    .await;
+    let order = orders["orders"][0]["id"]
+        .as_str()
+        .expect("a received order")
+        .to_owned();
     call(&manager, "chataigne_order_get", json!({"order_id": order})).await;
-    let items = call(&manager, "chataigne_catalog_items_list",
-                     json!({"location_id": paris, "availability": "available"})).await;
-    let item = items["items"][0]["id"].as_str().expect("an item").to_owned();
-    let customers = call(&manager, "chataigne_customers_list",
-                         json!({"organization_id": demo::ORG_BISTRO})).await;
-    let customer = customers["customers"][0]["id"].as_str().expect("a customer").to_owned();
-    call(&manager, "chataigne_customer_get", json!({"customer_id": customer})).await;
-    let conversations = call(&manager, "chataigne_conversations_list",
-                             json!({"location_id": paris})).await;
-    call(&manager, "chataigne_conversations_list",
-         json!({"location_id": paris, "query": "allerg"})).await;
-    let conversation = conversations["conversations"][0]["id"].as_str().expect("one").to_owned();
-    call(&manager, "chataigne_conversation_get", json!({"conversation_id": conversation})).await;
+    let items = call(
+        &manager,
+        "chataigne_catalog_items_list",
+        json!({"location_id": paris, "availability": "available"}),
+    )
+    .await;
+    let item = items["items"][0]["id"]
+        .as_str()
+        .expect("an item")
+        .to_owned();
+    let customers = call(
+        &manager,
+        "chataigne_customers_list",
+        json!({"organization_id": demo::ORG_BISTRO}),
+    )
+    .await;
+    let customer = customers["customers"][0]["id"]
+        .as_str()
+        .expect("a customer")
+        .to_owned();
+    call(
+        &manager,
+        "chataigne_customer_get",
+        json!({"customer_id": customer}),
+    )
+    .await;
+    let conversations = call(
+        &manager,
+        "chataigne_conversations_list",
+        json!({"location_id": paris}),
+    )
+    .await;
+    call(
+        &manager,
+        "chataigne_conversations_list",
+        json!({"location_id": paris, "query": "allerg"}),
+    )
+    .await;
+    let conversation = conversations["conversations"][0]["id"]
+        .as_str()
+        .expect("one")
+        .to_owned();
+    call(
+        &manager,
+        "chataigne_conversation_get",
+        json!({"conversation_id": conversation}),
+    )
+    .await;
     // A page of 100 messages does not fit in 4 KiB: the text says so and the
     // limit it names does fit (checked by the walk).
     let long = json!({"conversation_id": format!("conv_{}_01", &paris[4..]), "limit": 100});
-    let cut = sandbox.call_tool(&manager, "chataigne_conversation_get", long.clone()).await;
+    let cut = sandbox
+        .call_tool(&manager, "chataigne_conversation_get", long.clone())
+        .await;
     assert!(answer(&cut).0.contains(TRUNCATED), "{cut}");
     call(&manager, "chataigne_conversation_get", long).await;
-    call(&manager, "chataigne_discounts_list", json!({"location_id": paris})).await;
-    call(&manager, "chataigne_integrations_list", json!({"location_id": paris})).await;
-    call(&manager, "chataigne_analytics_query",
-         json!({"location_id": paris, "metrics": ["orders_count", "revenue",
+    call(
+        &manager,
+        "chataigne_discounts_list",
+        json!({"location_id": paris}),
+    )
+    .await;
+    call(
+        &manager,
+        "chataigne_integrations_list",
+        json!({"location_id": paris}),
+    )
+    .await;
+    call(
+        &manager,
+        "chataigne_analytics_query",
+        json!({"location_id": paris, "metrics": ["orders_count", "revenue",
                 "average_order_value", "cancelled_count", "completed_count", "items_sold",
                 "new_customers", "delivery_share"],
-                "date_from": from.to_string(), "date_to": to.to_string()})).await;
-    call(&manager, "chataigne_order_status_update",
-         json!({"order_id": order, "status": "accepted", "expected_status": "received"})).await;
-    call(&manager, "chataigne_catalog_item_availability_update",
-         json!({"item_id": item, "availability": "sold_out",
-                "expected_availability": "available"})).await;
-    call(&manager, "chataigne_location_status_update",
-         json!({"location_id": paris, "status": "paused", "expected_status": "accepting",
-                "reason": "busy"})).await;
-    call(&manager, "chataigne_conversation_message_send",
-         json!({"conversation_id": conversation, "text": "Bonjour, c'est prêt.",
-                "idempotency_key": key()})).await;
-    call(&manager, "chataigne_conversation_instruction_send",
-         json!({"conversation_id": conversation, "text": "Proposer le dessert du jour.",
-                "idempotency_key": key()})).await;
-    let created = call(&admin, "chataigne_organization_create",
-                       json!({"name": "Brasserie du Quai", "idempotency_key": key()})).await;
-    call(&admin, "chataigne_location_create",
-         json!({"organization_id": created["organization"]["id"], "name": "Quai 1",
+                "date_from": from.to_string(), "date_to": to.to_string()}),
+    )
+    .await;
+    call(
+        &manager,
+        "chataigne_order_status_update",
+        json!({"order_id": order, "status": "accepted", "expected_status": "received"}),
+    )
+    .await;
+    call(
+        &manager,
+        "chataigne_catalog_item_availability_update",
+        json!({"item_id": item, "availability": "sold_out",
+                "expected_availability": "available"}),
+    )
+    .await;
+    call(
+        &manager,
+        "chataigne_location_status_update",
+        json!({"location_id": paris, "status": "paused", "expected_status": "accepting",
+                "reason": "busy"}),
+    )
+    .await;
+    call(
+        &manager,
+        "chataigne_conversation_message_send",
+        json!({"conversation_id": conversation, "text": "Bonjour, c'est prêt.",
+                "idempotency_key": key()}),
+    )
+    .await;
+    call(
+        &manager,
+        "chataigne_conversation_instruction_send",
+        json!({"conversation_id": conversation, "text": "Proposer le dessert du jour.",
+                "idempotency_key": key()}),
+    )
+    .await;
+    let created = call(
+        &admin,
+        "chataigne_organization_create",
+        json!({"name": "Brasserie du Quai", "idempotency_key": key()}),
+    )
+    .await;
+    call(
+        &admin,
+        "chataigne_location_create",
+        json!({"organization_id": created["organization"]["id"], "name": "Quai 1",
                 "line1": "1 quai Perrache", "city": "Lyon", "postal_code": "69002",
                 "country": "FR", "timezone": "Europe/Paris", "currency": "EUR",
-                "idempotency_key": key()})).await;
+                "idempotency_key": key()}),
+    )
+    .await;
 
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     println!(
@@ -322,7 +471,10 @@ async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
 
     // Every tool the catalogue lists was walked.
     let (_, listed) = sandbox
-        .mcp(&manager, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .mcp(
+            &manager,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
         .await;
     for tool in listed["result"]["tools"].as_array().expect("tools") {
         let name = tool["name"].as_str().unwrap_or_default();

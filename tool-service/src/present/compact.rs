@@ -12,7 +12,12 @@ use crate::domain::Locale;
 pub fn compact(value: &Value, locale: Locale) -> String {
     match value {
         Value::Null => "—".to_owned(),
-        Value::Bool(b) => locale.pick(if *b { "oui" } else { "non" }, if *b { "yes" } else { "no" }).to_owned(),
+        Value::Bool(b) => locale
+            .pick(
+                if *b { "oui" } else { "non" },
+                if *b { "yes" } else { "no" },
+            )
+            .to_owned(),
         Value::Number(n) => n.to_string(),
         Value::String(s) => s.clone(),
         Value::Array(items) if items.is_empty() => "—".to_owned(),

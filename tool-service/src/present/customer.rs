@@ -41,7 +41,10 @@ pub fn conversation(
     let matched_message = match (
         record.matched_message_id,
         record.matched_message_body,
-        record.matched_message_sender.as_deref().and_then(SenderKind::parse),
+        record
+            .matched_message_sender
+            .as_deref()
+            .and_then(SenderKind::parse),
         record.matched_message_at_ms,
     ) {
         (Some(id), Some(body), Some(sender), Some(at_ms)) => Some(MatchedMessage {

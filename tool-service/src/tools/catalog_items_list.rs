@@ -130,10 +130,6 @@ impl Tool for CatalogItemsList {
             "un filtre category_id, availability ou text",
             "a category_id, availability or text filter",
         );
-        Ok(pager.output(
-            CatalogItemsListOutput { items },
-            summary,
-            next_cursor,
-        ))
+        Ok(pager.output(CatalogItemsListOutput { items }, summary, next_cursor))
     }
 }

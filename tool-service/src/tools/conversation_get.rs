@@ -126,13 +126,23 @@ impl Tool for ConversationGet {
             format!(
                 "Conversation {} avec {who} ({}) · {} ({}) · {channel} · {status} · ouverte le {} · \
                  dernier message le {} : {shown} message(s) sur {total}, {order}.",
-                c.id, c.customer_id, c.location_name, c.location_id, c.created_at, c.last_message_at
+                c.id,
+                c.customer_id,
+                c.location_name,
+                c.location_id,
+                c.created_at,
+                c.last_message_at
             )
         } else {
             format!(
                 "Conversation {} with {who} ({}) · {} ({}) · {channel} · {status} · opened {} · \
                  last message {}: {shown} of {total} message(s), {order}.",
-                c.id, c.customer_id, c.location_name, c.location_id, c.created_at, c.last_message_at
+                c.id,
+                c.customer_id,
+                c.location_name,
+                c.location_id,
+                c.created_at,
+                c.last_message_at
             )
         };
         let mut summary = Summary::new(ctx.locale, head);

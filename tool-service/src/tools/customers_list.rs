@@ -159,11 +159,10 @@ impl Tool for CustomersList {
             }
             summary.line(line);
         }
-        summary.narrow("un filtre name_query ou location_id", "a name_query or location_id filter");
-        Ok(pager.output(
-            CustomersListOutput { customers },
-            summary,
-            next_cursor,
-        ))
+        summary.narrow(
+            "un filtre name_query ou location_id",
+            "a name_query or location_id filter",
+        );
+        Ok(pager.output(CustomersListOutput { customers }, summary, next_cursor))
     }
 }

@@ -114,10 +114,6 @@ impl Tool for DiscountsList {
             summary.line(line);
         }
         summary.narrow("active: true", "active: true");
-        Ok(pager.output(
-            DiscountsListOutput { discounts },
-            summary,
-            next_cursor,
-        ))
+        Ok(pager.output(DiscountsListOutput { discounts }, summary, next_cursor))
     }
 }

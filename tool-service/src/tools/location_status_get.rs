@@ -72,7 +72,11 @@ impl Tool for LocationStatusGet {
 
 /// One line for people: "<name>: orders paused until … (busy)".
 pub(super) fn status_text(status: &LocationStatus, locale: Locale) -> String {
-    let (name, id, label) = (&status.location_name, &status.location_id, &status.status_label);
+    let (name, id, label) = (
+        &status.location_name,
+        &status.location_id,
+        &status.status_label,
+    );
     let mut text = locale.pick(
         format!("{name} ({id}) : {label}"),
         format!("{name} ({id}): {label}"),

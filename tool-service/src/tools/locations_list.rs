@@ -4,8 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::paged_input;
 use super::support::Summary;
+use super::support::paged_input;
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, Location, PageAfter};
@@ -116,10 +116,6 @@ impl Tool for LocationsList {
                 l.created_at
             ));
         }
-        Ok(pager.output(
-            LocationsListOutput { locations },
-            summary,
-            next_cursor,
-        ))
+        Ok(pager.output(LocationsListOutput { locations }, summary, next_cursor))
     }
 }

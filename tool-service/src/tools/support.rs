@@ -166,7 +166,10 @@ impl<'a> Pager<'a> {
             .last()
             .filter(|_| more)
             .map(|last| self.cursors.encode(last, self.binding(), self.ctx.now_ms));
-        *self.positions.lock().unwrap_or_else(PoisonError::into_inner) = positions;
+        *self
+            .positions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = positions;
         (records, next)
     }
 
@@ -179,8 +182,12 @@ impl<'a> Pager<'a> {
         summary: Summary,
         next_cursor: Option<String>,
     ) -> ToolOutput<T> {
-        let positions =
-            std::mem::take(&mut *self.positions.lock().unwrap_or_else(PoisonError::into_inner));
+        let positions = std::mem::take(
+            &mut *self
+                .positions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         let resume: Vec<String> = if positions.len() == summary.lines.len() {
             positions
                 .iter()
@@ -266,9 +273,9 @@ impl Summary {
             (Locale::Fr, Some(next)) => {
                 format!("\n{next} : rappeler avec les mêmes arguments et cursor \"{cursor}\".")
             }
-            (Locale::Fr, None) => format!(
-                "\nPage suivante : rappeler avec les mêmes filtres et cursor \"{cursor}\"."
-            ),
+            (Locale::Fr, None) => {
+                format!("\nPage suivante : rappeler avec les mêmes filtres et cursor \"{cursor}\".")
+            }
             (_, Some(next)) => {
                 format!("\n{next}: call again with the same arguments and cursor \"{cursor}\".")
             }
@@ -434,7 +441,10 @@ mod tests {
             )),
             "{text}"
         );
-        assert!(!text.contains("cursor123"), "the cursor would skip lines: {text}");
+        assert!(
+            !text.contains("cursor123"),
+            "the cursor would skip lines: {text}"
+        );
     }
 
     #[test]

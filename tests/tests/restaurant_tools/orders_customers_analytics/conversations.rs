@@ -206,7 +206,10 @@ async fn conversations_page_messages_search_transcripts_and_stay_within_the_loca
 
 /// The first text block: what a model reads.
 fn text(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// A transcript search shows, for each conversation found, the newest
@@ -229,11 +232,16 @@ async fn a_search_hit_shows_the_message_that_matched(scene: &Scene) {
         "{said}"
     );
     let hits = data(&found)["conversations"].as_array().unwrap().clone();
-    assert!(!hits.is_empty(), "the demo's customers ask about allergies: {said}");
+    assert!(
+        !hits.is_empty(),
+        "the demo's customers ask about allergies: {said}"
+    );
     let mut newest_elsewhere = 0;
     for hit in &hits {
         let matched = &hit["matched_message"];
-        let preview = matched["preview"].as_str().unwrap_or_else(|| panic!("{hit}"));
+        let preview = matched["preview"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{hit}"));
         assert!(preview.to_lowercase().contains("allergique"), "{hit}");
         assert!(matched["id"].as_str().unwrap().starts_with("msg_"), "{hit}");
         // The message is the conversation's own, with that text.
@@ -249,13 +257,24 @@ async fn a_search_hit_shows_the_message_that_matched(scene: &Scene) {
             .iter()
             .find(|m| m["id"] == matched["id"])
             .unwrap_or_else(|| panic!("{} among the newest 100 of {}", matched["id"], hit["id"]));
-        assert!(own["body"].as_str().unwrap().starts_with(preview.trim_end_matches('…')));
+        assert!(
+            own["body"]
+                .as_str()
+                .unwrap()
+                .starts_with(preview.trim_end_matches('…'))
+        );
         assert_eq!(own["sender"], matched["sender"]);
         // It is the newest message that matches.
         let newer_match = messages
             .iter()
             .take_while(|m| m["id"] != matched["id"])
-            .any(|m| m["body"].as_str().unwrap().to_lowercase().contains("allergique"));
+            .any(|m| {
+                m["body"]
+                    .as_str()
+                    .unwrap()
+                    .to_lowercase()
+                    .contains("allergique")
+            });
         assert!(!newer_match, "the newest match of {}", hit["id"]);
         if !hit["last_message_preview"]
             .as_str()
@@ -271,7 +290,10 @@ async fn a_search_hit_shows_the_message_that_matched(scene: &Scene) {
             .find(|l| l.starts_with(&format!("- {}", hit["id"].as_str().unwrap())))
             .unwrap_or_else(|| panic!("a line for {}: {said}", hit["id"]));
         assert!(
-            line.contains(&format!("matching message {}", matched["id"].as_str().unwrap())),
+            line.contains(&format!(
+                "matching message {}",
+                matched["id"].as_str().unwrap()
+            )),
             "{line}"
         );
         assert!(line.contains(preview), "{line}");
@@ -290,7 +312,10 @@ async fn a_search_hit_shows_the_message_that_matched(scene: &Scene) {
         )
         .await;
     for conversation in data(&plain)["conversations"].as_array().unwrap() {
-        assert!(conversation.get("matched_message").is_none(), "{conversation}");
+        assert!(
+            conversation.get("matched_message").is_none(),
+            "{conversation}"
+        );
     }
 }
 
@@ -309,7 +334,12 @@ async fn an_empty_search_says_what_was_searched_the_transcripts_language_and_the
             json!({"location_id": demo::LOC_PARIS, "query": "allergens"}),
         )
         .await;
-    assert!(data(&english)["conversations"].as_array().unwrap().is_empty());
+    assert!(
+        data(&english)["conversations"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
     let said = text(&english);
     for needle in [
         "No message in the conversations of Châtaigne Paris 11e contains \"allergens\"",
@@ -327,7 +357,10 @@ async fn an_empty_search_says_what_was_searched_the_transcripts_language_and_the
             json!({"location_id": demo::LOC_PARIS, "query": "allerg"}),
         )
         .await;
-    assert!(!data(&stem)["conversations"].as_array().unwrap().is_empty(), "{stem}");
+    assert!(
+        !data(&stem)["conversations"].as_array().unwrap().is_empty(),
+        "{stem}"
+    );
 
     // With filters, the text names them and suggests dropping them.
     let filtered = c
@@ -348,7 +381,6 @@ async fn an_empty_search_says_what_was_searched_the_transcripts_language_and_the
     ] {
         assert!(said.contains(needle), "{needle:?} in {said}");
     }
-
 }
 
 chataigne_common::on_both_backends! {

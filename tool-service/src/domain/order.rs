@@ -178,11 +178,123 @@ pub struct OrderFilter {
     pub created_to_ms: Option<i64>,
     /// By creation time, newest or oldest first.
     pub sort: SortOrder,
+    /// Only the orders of this number.
+    pub number: Option<OrderNumberQuery>,
+}
+
+/// An order number as staff say it, "PAR-261130-010" or, without the
+/// location's prefix, "261130-010": the prefix (letters), the day (YYMMDD)
+/// and the day's sequence, case-insensitive.
+///
+/// Numbers are stored with their lookup key, [`OrderNumberQuery::key_of`]
+/// (the number without its prefix), which the listing matches by index; the
+/// prefix, when given, is then compared on the full number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderNumberQuery {
+    /// The prefix in upper case, when given.
+    prefix: Option<String>,
+    /// The number without its prefix, "261130-010".
+    key: String,
+}
+
+impl OrderNumberQuery {
+    /// Longest prefix accepted.
+    pub const MAX_PREFIX: usize = 8;
+    /// The accepted form, as a JSON Schema pattern.
+    pub const PATTERN: &'static str = r"^([A-Za-z]{1,8}-)?[0-9]{6}-[0-9]{3,6}$";
+
+    /// Parses `value`; refuses anything but `[PREFIX-]YYMMDD-NNN` (3 to 6
+    /// sequence digits), naming `field`.
+    pub fn parse(field: &str, value: &str) -> Result<OrderNumberQuery, super::DomainError> {
+        let refuse = || {
+            super::DomainError::invalid(
+                field,
+                "must be an order number such as \"PAR-261130-010\" or, without the location \
+                 prefix, \"261130-010\"",
+            )
+        };
+        let parts: Vec<&str> = value.split('-').collect();
+        let (prefix, day, seq) = match parts.as_slice() {
+            [prefix, day, seq] => (Some(*prefix), *day, *seq),
+            [day, seq] => (None, *day, *seq),
+            _ => return Err(refuse()),
+        };
+        let digits = |s: &str, min: usize, max: usize| {
+            (min..=max).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit())
+        };
+        let prefix_ok = prefix.is_none_or(|p| {
+            (1..=Self::MAX_PREFIX).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_alphabetic())
+        });
+        if !prefix_ok || !digits(day, 6, 6) || !digits(seq, 3, 6) {
+            return Err(refuse());
+        }
+        Ok(OrderNumberQuery {
+            prefix: prefix.map(str::to_ascii_uppercase),
+            key: format!("{day}-{seq}"),
+        })
+    }
+
+    /// The lookup key stored with `number`: the number without its prefix
+    /// (everything after the first "-"), in upper case.
+    pub fn key_of(number: &str) -> String {
+        number
+            .split_once('-')
+            .map_or(number, |(_, rest)| rest)
+            .to_uppercase()
+    }
+
+    /// The key the listing matches by index.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The full number in upper case, when the prefix was given.
+    pub fn full(&self) -> Option<String> {
+        self.prefix
+            .as_ref()
+            .map(|prefix| format!("{prefix}-{}", self.key))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::OrderStatus::*;
+
+    #[test]
+    fn an_order_number_is_found_with_or_without_its_prefix_in_any_case() {
+        let full = super::OrderNumberQuery::parse("number", "par-261130-010").unwrap();
+        assert_eq!(full.key(), "261130-010");
+        assert_eq!(full.full().as_deref(), Some("PAR-261130-010"));
+        let bare = super::OrderNumberQuery::parse("number", "261130-010").unwrap();
+        assert_eq!(bare.key(), "261130-010");
+        assert_eq!(bare.full(), None);
+        assert_eq!(
+            super::OrderNumberQuery::key_of("PAR-261130-010"),
+            bare.key()
+        );
+    }
+
+    #[test]
+    fn a_malformed_order_number_is_refused() {
+        for bad in [
+            "",
+            "PAR",
+            "PAR-261130",
+            "PAR-26113-010",
+            "PAR-261130-01",
+            "PAR-261130-0100000",
+            "P4R-261130-010",
+            "TOOLONGPRE-261130-010",
+            "PAR-261130-010-1",
+            " PAR-261130-010",
+            "ord_par_20261130_010",
+        ] {
+            assert!(
+                super::OrderNumberQuery::parse("number", bad).is_err(),
+                "{bad:?}"
+            );
+        }
+    }
 
     #[test]
     fn only_forward_transitions_are_legal() {

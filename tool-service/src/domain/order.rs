@@ -4,9 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use super::Money;
 
-/// Order lifecycle. Transitions only move forward:
+/// Order lifecycle. Steps only move forward:
 /// received → accepted → preparing → ready → out_for_delivery | completed,
-/// and out_for_delivery → completed.
+/// and out_for_delivery → completed. A change may take several steps at once
+/// (received → ready); each step is recorded in the order's history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OrderStatus {
@@ -46,7 +47,8 @@ impl OrderStatus {
         OrderStatus::ALL.into_iter().find(|s| s.as_str() == value)
     }
 
-    /// The statuses an order in this status can move to, in lifecycle order.
+    /// The statuses an order in this status can move to, in one or several
+    /// steps, in lifecycle order.
     pub fn next_statuses(self) -> Vec<OrderStatus> {
         OrderStatus::ALL
             .into_iter()
@@ -70,8 +72,8 @@ impl OrderStatus {
             .collect()
     }
 
-    /// Whether moving from `self` to `next` is a legal forward transition.
-    pub fn can_move_to(self, next: OrderStatus) -> bool {
+    /// Whether `next` follows `self` directly: one forward step.
+    pub fn can_step_to(self, next: OrderStatus) -> bool {
         use OrderStatus::*;
         matches!(
             (self, next),
@@ -82,6 +84,49 @@ impl OrderStatus {
                 | (Ready, Completed)
                 | (OutForDelivery, Completed)
         )
+    }
+
+    /// Whether moving from `self` to `next` is legal: forward, in one or
+    /// several steps.
+    pub fn can_move_to(self, next: OrderStatus) -> bool {
+        self.steps_to(next).is_some()
+    }
+
+    /// The shortest forward walk from `self` to `target`: each status
+    /// passed through, `target` last (received → ready: accepted, preparing,
+    /// ready; ready → completed skips out_for_delivery); `None` when
+    /// `target` is not ahead of `self`.
+    pub fn steps_to(self, target: OrderStatus) -> Option<Vec<OrderStatus>> {
+        // Breadth first over at most seven statuses: each reached once, from
+        // the status that reached it first.
+        let mut reached_from: Vec<(OrderStatus, OrderStatus)> = Vec::new();
+        let mut frontier = vec![self];
+        while !frontier.is_empty() {
+            let mut next_frontier = Vec::new();
+            for from in frontier {
+                for to in OrderStatus::ALL {
+                    if from.can_step_to(to)
+                        && to != self
+                        && !reached_from.iter().any(|(seen, _)| *seen == to)
+                    {
+                        reached_from.push((to, from));
+                        next_frontier.push(to);
+                    }
+                }
+            }
+            frontier = next_frontier;
+        }
+        let mut steps = vec![target];
+        let mut at = target;
+        loop {
+            let (_, from) = reached_from.iter().find(|(to, _)| *to == at)?;
+            if *from == self {
+                steps.reverse();
+                return Some(steps);
+            }
+            steps.push(*from);
+            at = *from;
+        }
     }
 }
 
@@ -301,10 +346,37 @@ mod tests {
         assert!(Received.can_move_to(Accepted));
         assert!(Ready.can_move_to(Completed));
         assert!(OutForDelivery.can_move_to(Completed));
+        assert!(Received.can_move_to(Ready));
+        assert!(Received.can_move_to(Completed));
         assert!(!Accepted.can_move_to(Received));
-        assert!(!Received.can_move_to(Ready));
+        assert!(!Ready.can_move_to(Preparing));
         assert!(!Completed.can_move_to(Completed));
+        assert!(!Received.can_move_to(Received));
         assert!(!Received.can_move_to(Cancelled));
+        assert!(!OutForDelivery.can_move_to(Ready));
+        assert!(!Received.can_step_to(Ready));
+    }
+
+    #[test]
+    fn a_move_passes_through_every_status_between_by_the_shortest_way() {
+        assert_eq!(Received.steps_to(Accepted), Some(vec![Accepted]));
+        assert_eq!(
+            Received.steps_to(Ready),
+            Some(vec![Accepted, Preparing, Ready])
+        );
+        assert_eq!(
+            Received.steps_to(Completed),
+            Some(vec![Accepted, Preparing, Ready, Completed])
+        );
+        assert_eq!(
+            Accepted.steps_to(OutForDelivery),
+            Some(vec![Preparing, Ready, OutForDelivery])
+        );
+        assert_eq!(OutForDelivery.steps_to(Completed), Some(vec![Completed]));
+        assert_eq!(Ready.steps_to(Received), None);
+        assert_eq!(Ready.steps_to(Ready), None);
+        assert_eq!(Completed.steps_to(Completed), None);
+        assert_eq!(Received.steps_to(Cancelled), None);
     }
 
     #[test]
@@ -318,6 +390,10 @@ mod tests {
             vec![Received, Accepted, Preparing, Ready, OutForDelivery]
         );
         assert_eq!(Ready.next_statuses(), vec![OutForDelivery, Completed]);
+        assert_eq!(
+            Received.next_statuses(),
+            vec![Accepted, Preparing, Ready, OutForDelivery, Completed]
+        );
         assert!(Completed.next_statuses().is_empty());
     }
 }

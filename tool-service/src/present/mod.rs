@@ -8,7 +8,7 @@ mod customer;
 mod venue;
 
 pub use customer::{conversation, customer, message};
-pub use venue::{catalog_item, discount, integration, location_status, settings};
+pub use venue::{catalog_item, discount, integration, location_status, opening_now, settings};
 
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;

@@ -206,7 +206,10 @@ async fn accept_the_oldest_waiting_order_while_another_operator_acts(sandbox: &S
         "{said}"
     );
     assert!(
-        said.contains("status preparing and expected_status accepted"),
+        said.contains(
+            "chataigne_order_status_update with one of them as status (the steps between are \
+             taken too) and expected_status accepted"
+        ),
         "{said}"
     );
 

@@ -12,6 +12,7 @@ pub mod labels;
 mod locale;
 mod location_status;
 mod money;
+mod opening;
 mod order;
 pub mod search;
 mod settings;
@@ -34,7 +35,10 @@ pub use labels::Labelled;
 pub use locale::Locale;
 pub use location_status::{IntakeStatus, LocationStatus, MAX_PAUSE_MS, PauseReason, StatusChange};
 pub use money::Money;
-pub use order::{Fulfillment, Order, OrderFilter, OrderLine, OrderStatus, SortOrder};
+pub use opening::{HoursAt, OpeningNow};
+pub use order::{
+    Fulfillment, Order, OrderFilter, OrderLine, OrderNumberQuery, OrderStatus, SortOrder,
+};
 pub use search::{contains_pattern, fold};
 pub use settings::{LocationSettings, SETTINGS_SCOPE, SettingsSection};
 pub use tenant::{Address, Location, Organization};

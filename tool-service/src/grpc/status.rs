@@ -399,28 +399,32 @@ fn transition_message(from: &str, to: &str, current: Option<&str>) -> String {
         Some(next) if next.is_empty() => {
             format!("An order in status {from} cannot change status any more (asked: {to}).")
         }
-        _ => format!(
-            "An order in status {from} cannot move to {to}: statuses only move forward, one \
-             step at a time."
-        ),
+        _ => format!("An order in status {from} cannot move to {to}: statuses only move forward."),
     };
     if current.is_some() {
         message.push_str(&format!(
             " The order also changed since it was read: its current status is {now}."
         ));
     }
+    let finished = " Read it with chataigne_order_get, or find the orders still in progress \
+                    with chataigne_orders_list and statuses received, accepted, preparing, \
+                    ready, out_for_delivery.";
     match allowed.as_slice() {
         [] if current.is_some() => {
             message.push_str(" It cannot change status any more; nothing was changed.");
+            message.push_str(finished);
         }
-        [] => message.push_str(" Nothing was changed."),
+        [] => {
+            message.push_str(" Nothing was changed.");
+            message.push_str(finished);
+        }
         [only] => message.push_str(&format!(
             " From {now} it can move to: {only}; call chataigne_order_status_update with \
              status {only} and expected_status {now}."
         )),
         _ => message.push_str(&format!(
-            " From {now} it can move to: {}; pass one of them as status, with expected_status \
-             {now}.",
+            " From {now} it can move to: {}; call chataigne_order_status_update with one of \
+             them as status (the steps between are taken too) and expected_status {now}.",
             allowed.join(", ")
         )),
     }
@@ -485,9 +489,10 @@ mod tests {
         );
         assert_eq!(
             status.message(),
-            "An order in status ready cannot move to accepted: statuses only move forward, one \
-             step at a time. From ready it can move to: out_for_delivery, completed; pass one of \
-             them as status, with expected_status ready."
+            "An order in status ready cannot move to accepted: statuses only move forward. \
+             From ready it can move to: out_for_delivery, completed; call \
+             chataigne_order_status_update with one of them as status (the steps between are \
+             taken too) and expected_status ready."
         );
         let stale = to_status(
             DomainError::OrderStatusPrecondition {
@@ -499,10 +504,11 @@ mod tests {
         );
         assert_eq!(
             stale.message(),
-            "An order in status accepted cannot move to received: statuses only move forward, \
-             one step at a time. The order also changed since it was read: its current status \
-             is received. From received it can move to: accepted; call \
-             chataigne_order_status_update with status accepted and expected_status received."
+            "An order in status accepted cannot move to received: statuses only move forward. \
+             The order also changed since it was read: its current status is received. From \
+             received it can move to: accepted, preparing, ready, out_for_delivery, completed; \
+             call chataigne_order_status_update with one of them as status (the steps between \
+             are taken too) and expected_status received."
         );
         let done = to_status(
             DomainError::OrderStatusPrecondition {
@@ -515,7 +521,9 @@ mod tests {
         assert_eq!(
             done.message(),
             "An order in status completed cannot change status any more (asked: ready). \
-             Nothing was changed."
+             Nothing was changed. Read it with chataigne_order_get, or find the orders still in \
+             progress with chataigne_orders_list and statuses received, accepted, preparing, \
+             ready, out_for_delivery."
         );
     }
 
@@ -577,13 +585,27 @@ mod tests {
             ),
             (
                 DomainError::OrderStatusPrecondition {
-                    from: "received".into(),
+                    from: "ready".into(),
+                    to: "accepted".into(),
+                    current: None,
+                },
+                ToolKind::Write,
+                ORDER,
+                &[
+                    "can move to: out_for_delivery, completed",
+                    ORDER,
+                    "expected_status ready",
+                ],
+            ),
+            (
+                DomainError::OrderStatusPrecondition {
+                    from: "completed".into(),
                     to: "ready".into(),
                     current: None,
                 },
                 ToolKind::Write,
                 ORDER,
-                &["can move to: accepted", ORDER, "expected_status received"],
+                &["chataigne_order_get", "chataigne_orders_list"],
             ),
             (
                 DomainError::IdempotencyMismatch,

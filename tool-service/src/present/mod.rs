@@ -10,7 +10,7 @@ mod venue;
 
 pub use compact::compact;
 pub use customer::{conversation, customer, message};
-pub use venue::{catalog_item, discount, integration, location_status, settings};
+pub use venue::{catalog_item, discount, integration, location_status, opening_now, settings};
 
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;

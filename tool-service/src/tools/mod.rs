@@ -615,6 +615,18 @@ const ID_SOURCES: &[(&str, &str)] = &[
     ("conversation_id", "chataigne_conversations_list"),
 ];
 
+/// How to find the record of an identifier argument from what people say,
+/// after the message of an unknown one; empty when there is no such search.
+fn id_search_hint(name: &str) -> &'static str {
+    match name {
+        "order_id" => {
+            " To find an order by the number staff or customers give, call \
+             chataigne_orders_list with number, e.g. \"PAR-261130-010\" or \"261130-010\"."
+        }
+        _ => "",
+    }
+}
+
 /// The message of an unknown or inaccessible identifier among the
 /// identifier arguments of `arguments`, naming the tool each comes from (the
 /// same text whether the identifier does not exist or belongs to another
@@ -633,8 +645,9 @@ pub fn unknown_id_message(arguments: &Value) -> Option<String> {
         [] => None,
         [(name, _)] => Some(format!(
             "The {name} is unknown or outside the signed-in user's access. Take {} \
-             instead of guessing it.",
-            sources.join("")
+             instead of guessing it.{}",
+            sources.join(""),
+            id_search_hint(name)
         )),
         _ => Some(format!(
             "One of {} is unknown or outside the signed-in user's access. Take {} \
@@ -682,7 +695,9 @@ mod tests {
             unknown_id_message(&json!({"order_id": "ord_x", "limit": 3})).as_deref(),
             Some(
                 "The order_id is unknown or outside the signed-in user's access. Take order_id \
-                 from chataigne_orders_list instead of guessing it."
+                 from chataigne_orders_list instead of guessing it. To find an order by the \
+                 number staff or customers give, call chataigne_orders_list with number, e.g. \
+                 \"PAR-261130-010\" or \"261130-010\"."
             )
         );
         let both = unknown_id_message(&json!({"location_id": "l", "item_id": "i"})).unwrap();

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Locale, Order, OrderFilter, OrderStatus, PageAfter, SortOrder};
+use crate::domain::{
+    DomainError, Locale, Order, OrderFilter, OrderNumberQuery, OrderStatus, PageAfter, SortOrder,
+};
 
 use crate::present;
 use crate::store::Store;
@@ -18,9 +20,10 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Lists the orders the signed-in user can read, newest first or, with \
 `sort: oldest_first`, oldest first (e.g. the longest-waiting received orders), with number, \
 status, fulfillment type, customer, total and creation time. Suited to recent or current \
-orders, orders in a given status or placed during a period; lines come from \
-chataigne_order_get. Returns 20 by default, 50 at most, with `meta.next_cursor` when more \
-exist.",
+orders, orders in a given status or placed during a period, and to find an order by the \
+number staff give (`number`: \"PAR-261130-010\", or without the location prefix \
+\"261130-010\"); lines come from chataigne_order_get. Returns 20 by default, 50 at most, \
+with `meta.next_cursor` when more exist.",
     scope: "orders.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -52,6 +55,10 @@ paged_input! {
         /// By creation time: newest_first when omitted, or oldest_first.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub sort: Option<SortOrder>,
+        /// Only the orders of this number, as staff and customers say it: "PAR-261130-010" (location prefix, day YYMMDD, sequence) or without the prefix "261130-010"; case-insensitive, exact.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(regex(pattern = OrderNumberQuery::PATTERN))]
+        pub number: Option<String>,
     }
     cursor: "`meta.next_cursor` of the previous page, with the same filters."
 }
@@ -89,6 +96,11 @@ impl Tool for OrdersList {
                 .created_to
                 .as_deref()
                 .map(|v| present::parse_timestamp("created_to", v))
+                .transpose()?,
+            number: input
+                .number
+                .as_deref()
+                .map(|v| OrderNumberQuery::parse("number", v))
                 .transpose()?,
             ..OrderFilter::default()
         };

@@ -51,7 +51,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
     };
     let illegal = orders
         .update_order_status(authed(
-            request(OrderStatus::Completed, OrderStatus::Received),
+            request(OrderStatus::Received, OrderStatus::Accepted),
             &assertion,
         ))
         .await

@@ -90,7 +90,14 @@ pub struct ConversationSummary {
     pub created_at: String,
     /// ISO 8601 with the location's UTC offset.
     pub last_message_at: String,
-    /// In a transcript search, the newest message that contains the query.
+}
+
+/// A conversation of a list and, in a transcript search, the newest of its
+/// messages that matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ListedConversation {
+    #[serde(flatten)]
+    pub conversation: ConversationSummary,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_message: Option<MatchedMessage>,
 }

@@ -25,7 +25,8 @@ pub use analytics::{
 pub use catalog::{Availability, AvailabilityChange, CatalogFilter, CatalogItem, MAX_TEXT_FILTER};
 pub use conversation::{
     ConversationChannel, ConversationFilter, ConversationStatus, ConversationSummary,
-    MatchedMessage, PREVIEW_CHARS, SenderKind, TranscriptMessage, preview as conversation_preview,
+    ListedConversation, MatchedMessage, PREVIEW_CHARS, SenderKind, TranscriptMessage,
+    preview as conversation_preview,
 };
 pub use customer::{Customer, CustomerFilter, mask_email, mask_phone};
 pub use discount::{Discount, DiscountKind, DiscountStatus, in_force, percent_display};

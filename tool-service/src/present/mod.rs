@@ -9,7 +9,7 @@ mod customer;
 mod venue;
 
 pub use compact::compact;
-pub use customer::{conversation, customer, message};
+pub use customer::{conversation, customer, listed_conversation, message};
 pub use venue::{catalog_item, discount, integration, location_status, opening_now, settings};
 
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};

@@ -10,10 +10,10 @@ use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
-    ConversationChannel, ConversationFilter, ConversationStatus, ConversationSummary, DomainError,
+    ConversationChannel, ConversationFilter, ConversationStatus, DomainError, ListedConversation,
     Locale, LocationSettings, PageAfter, SettingsSection, SortOrder, contains_pattern, fold,
 };
-use crate::present::{self, conversation};
+use crate::present::{self, listed_conversation};
 use crate::store::Store;
 
 /// Length of a transcript query, in characters.
@@ -24,11 +24,10 @@ pub const SPEC: ToolSpec = ToolSpec {
     title: "List conversations",
     description: "Lists the conversations between one location and its customers, most \
 recently active first (or least, with `sort: oldest_first`), with customer, channel, status, \
-message count and a preview of the newest message (120 characters at most) or, with `query`, \
-of the newest message that matched. Suited to reviewing open conversations, the exchanges on \
-one channel, or finding a conversation that mentions a topic (in the transcripts' language, \
-which an empty search names); transcripts come from chataigne_conversation_get. `query` is not \
-logged. Returns 20 by default, 50 at most, with \
+message count and a preview of the newest message (120 characters at most) and, with `query`, \
+of the newest match. Suited to reviewing open conversations, the exchanges on one channel, or \
+finding a conversation that mentions a topic; transcripts come from \
+chataigne_conversation_get. `query` is not logged. Returns 20 by default, 50 at most, with \
 `meta.next_cursor` when more exist.",
     scope: "conversations.read",
     kind: ToolKind::Read,
@@ -78,7 +77,7 @@ impl std::fmt::Debug for ConversationsListInput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ConversationsListOutput {
     /// Conversations in the requested order.
-    pub conversations: Vec<ConversationSummary>,
+    pub conversations: Vec<ListedConversation>,
 }
 
 /// `chataigne_conversations_list`, declared by [`SPEC`].
@@ -134,7 +133,7 @@ impl Tool for ConversationsList {
         });
         let conversations = records
             .into_iter()
-            .map(|r| conversation(r, ctx.locale))
+            .map(|r| listed_conversation(r, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
         let searched = match (&input.query, conversations.is_empty()) {
             (Some(query), true) => {
@@ -160,7 +159,10 @@ impl Tool for ConversationsList {
             .unwrap_or_default();
         let at = conversations
             .first()
-            .map(|c| format!(" · {} ({})", c.location_name, c.location_id))
+            .map(|c| {
+                let c = &c.conversation;
+                format!(" · {} ({})", c.location_name, c.location_id)
+            })
             .unwrap_or_default();
         let head = match (ctx.locale, conversations.len(), sort.oldest_first()) {
             (_, 0, _) if searched.is_some() => searched.clone().unwrap_or_default(),
@@ -198,7 +200,8 @@ impl Tool for ConversationsList {
 /// A conversation on its line: id, customer, channel, status, message
 /// count and the newest message or, in a search, the message that matched
 /// (the newest message's time and sender then, its text in the data).
-fn conversation_line(c: &ConversationSummary, locale: Locale) -> String {
+fn conversation_line(listed: &ListedConversation, locale: Locale) -> String {
+    let c = &listed.conversation;
     let mut line = format!(
         "- {} · {} ({}) · {} · {} · {} message(s) · {} {}",
         c.id,
@@ -222,7 +225,7 @@ fn conversation_line(c: &ConversationSummary, locale: Locale) -> String {
         c.last_message_at
     );
     line.push_str(&newest);
-    match &c.matched_message {
+    match &listed.matched_message {
         Some(m) => line.push_str(&format!(
             " · {} {} ({}, {}){}",
             locale.pick("message trouvé", "matching message"),

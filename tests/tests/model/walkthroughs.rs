@@ -3,11 +3,13 @@
 //! orders are waiting, accept the oldest" (with another operator accepting
 //! it first), "item X is sold out until 6 pm" (local time of the location),
 //! and "last month's sales against the month before" (each month's figures
-//! in the text); and the staff requests of issue 29, each with the number of
+//! in the text); and seven staff requests, each with the number of
 //! calls and writes it takes and its answer read from the texts alone
 //! ("which orders are waiting at Paris 11e?", "make the crème brûlée
 //! unavailable tonight", "answer the customer who asked about allergens",
-//! "opening hours on Sunday"). Beside them, what keeps a model from being misled: the
+//! "opening hours on Sunday", "find order PAR-… and mark it ready", "is
+//! Bordeaux accepting orders?", "sales last week vs the week before").
+//! Beside them, what keeps a model from being misled: the
 //! order status targets it is offered, absent operations refused as such,
 //! one identifier key convention, and French texts in French words.
 
@@ -926,6 +928,118 @@ async fn opening_hours_on_sunday(sandbox: &Sandbox) {
     session.cost("opening hours on Sunday", 1, 0);
 }
 
+/// "Find order PAR-… and mark it ready": the number staff say finds the
+/// order (its id and status in the text), and one write moves it from
+/// received to ready: 2 calls, 1 write.
+async fn find_an_order_by_its_number_and_mark_it_ready(sandbox: &Sandbox) {
+    // The number staff read from their screen.
+    let setup = Model::new(sandbox, demo::USER_MANAGER).await;
+    let waiting = setup
+        .call(
+            "chataigne_orders_list",
+            json!({"location_id": demo::LOC_PARIS, "statuses": ["received"], "limit": 1}),
+        )
+        .await;
+    let number = data(&waiting)["orders"][0]["number"]
+        .as_str()
+        .expect("a waiting order")
+        .to_owned();
+
+    let session = Session::start(sandbox).await;
+    let (said, _) = session
+        .call(
+            "chataigne_orders_list",
+            json!({"number": number.to_lowercase()}),
+        )
+        .await;
+    assert!(said.starts_with("1 order(s)"), "{said}");
+    assert!(
+        said.contains(&number) && said.contains("received"),
+        "{said}"
+    );
+    let order = ids_in(&said, "ord_")
+        .first()
+        .cloned()
+        .unwrap_or_else(|| panic!("the text names the order's id: {said}"));
+    let (said, result) = session
+        .call(
+            "chataigne_order_status_update",
+            json!({"order_id": order, "status": "ready", "expected_status": "received"}),
+        )
+        .await;
+    assert_eq!(data(&result)["order"]["status"], "ready");
+    assert!(said.contains(&number), "{said}");
+    assert!(
+        said.contains("received → accepted → preparing → ready"),
+        "{said}"
+    );
+    session.cost("find order by number and mark it ready", 2, 1);
+}
+
+/// "Is Bordeaux accepting orders?": one call, whose text says both whether
+/// order taking is on and whether the opening hours have it open now.
+async fn is_bordeaux_accepting_orders(sandbox: &Sandbox) {
+    let session = Session::start(sandbox).await;
+    let (said, result) = session
+        .call(
+            "chataigne_location_status_get",
+            json!({"location_id": demo::LOC_BORDEAUX}),
+        )
+        .await;
+    let d = data(&result);
+    assert!(
+        said.contains(d["status"]["status_label"].as_str().unwrap()),
+        "{said}"
+    );
+    let opening = &d["opening_hours_now"];
+    if opening["open_now"] == true {
+        assert!(said.contains("open now by its opening hours"), "{said}");
+    } else {
+        assert!(said.contains("closed now by its opening hours"), "{said}");
+        let next = opening["next_opening_at"].as_str().expect("a next opening");
+        assert!(said.contains(&format!("next opening {next}")), "{said}");
+    }
+    session.cost("is Bordeaux accepting orders", 1, 0);
+}
+
+/// "Sales last week vs the week before": the location's local date, then
+/// one query of two weekly buckets whose text gives each week's figures.
+async fn sales_last_week_against_the_week_before(sandbox: &Sandbox) {
+    let session = Session::start(sandbox).await;
+    let (said, _) = session
+        .call(
+            "chataigne_location_get",
+            json!({"location_id": demo::LOC_PARIS}),
+        )
+        .await;
+    let today =
+        chrono::NaiveDate::parse_from_str(&local_time_in(&said)[..10], "%Y-%m-%d").expect("a date");
+    use chrono::Datelike;
+    let this_monday = today - chrono::Days::new(u64::from(today.weekday().num_days_from_monday()));
+    let (from, to) = (
+        this_monday - chrono::Days::new(14),
+        this_monday - chrono::Days::new(1),
+    );
+    let (said, result) = session
+        .call(
+            "chataigne_analytics_query",
+            json!({"location_id": demo::LOC_PARIS, "metrics": ["orders_count", "revenue"],
+                   "bucket": "week", "date_from": from.to_string(), "date_to": to.to_string()}),
+        )
+        .await;
+    let buckets = data(&result)["buckets"].as_array().unwrap().clone();
+    assert_eq!(buckets.len(), 2, "{said}");
+    for bucket in &buckets {
+        let line = said
+            .lines()
+            .find(|l| l.starts_with(&format!("- {}:", bucket["start"].as_str().unwrap())))
+            .unwrap_or_else(|| panic!("a line per week: {said}"));
+        let revenue = bucket["values"]["revenue"]["display"].as_str().unwrap();
+        assert!(line.contains(&format!("revenue {revenue}")), "{line}");
+    }
+    session.cost("sales last week vs the week before", 2, 0);
+}
+
 chataigne_common::on_both_backends! {
     runtime: (flavor = "multi_thread", worker_threads = 2),
     sqlite: chataigne_tests::Sandbox::start(chataigne_tests::Backend::Sqlite)
@@ -946,5 +1060,8 @@ chataigne_common::on_both_backends! {
         make_the_creme_brulee_unavailable_tonight,
         answer_the_customer_who_asked_about_allergens,
         opening_hours_on_sunday,
+        find_an_order_by_its_number_and_mark_it_ready,
+        is_bordeaux_accepting_orders,
+        sales_last_week_against_the_week_before,
     ],
 }

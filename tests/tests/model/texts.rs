@@ -89,8 +89,31 @@ const IN_DATA_ONLY: &[(&str, &[&str], &str)] = &[
     ),
 ];
 
-/// The truncation statement of a summary, in English.
-const TRUNCATED: &str = "more line(s) not shown here (4 KiB text limit";
+/// The words of a cut summary in one language.
+struct Words {
+    locale: Option<&'static str>,
+    /// The statement of a cut.
+    truncated: &'static str,
+    /// What precedes the limit that shows a whole page.
+    limit: &'static str,
+    /// What precedes the cursor that resumes after the last line shown.
+    resume: &'static str,
+}
+
+const ENGLISH: Words = Words {
+    locale: None,
+    truncated: "more line(s) not shown here (4 KiB text limit",
+    limit: "call again with limit ",
+    resume: "To resume after the last one shown: call again with the same arguments and cursor \"",
+};
+
+const FRENCH: Words = Words {
+    locale: Some("fr-FR"),
+    truncated: "ligne(s) de plus non affichée(s) ici (limite de texte de 4 Kio",
+    limit: "rappeler avec limit ",
+    resume: "Pour reprendre après la dernière affichée : rappeler avec les mêmes arguments et \
+             cursor \"",
+};
 
 fn in_data_only(tool: &str) -> &'static [&'static str] {
     IN_DATA_ONLY
@@ -150,9 +173,9 @@ fn answer(result: &Value) -> (String, Value, Option<String>) {
 }
 
 /// The `limit` a truncated text asks for.
-fn stated_limit(text: &str) -> u32 {
+fn stated_limit(text: &str, words: &Words) -> u32 {
     let (_, after) = text
-        .split_once("call again with limit ")
+        .split_once(words.limit)
         .unwrap_or_else(|| panic!("the truncation names a limit: {text}"));
     after
         .chars()
@@ -166,6 +189,7 @@ fn stated_limit(text: &str) -> u32 {
 /// next cursor, or states a truncation whose `limit` then fits.
 async fn assert_text_carries_the_answer(
     sandbox: &Sandbox,
+    words: &Words,
     token: &str,
     tool: &str,
     arguments: Value,
@@ -173,16 +197,20 @@ async fn assert_text_carries_the_answer(
 ) -> Vec<String> {
     let (text, data, cursor) = answer(&result);
     assert!(text.len() <= 4096, "{tool}: {} bytes", text.len());
-    if text.contains(TRUNCATED) {
-        let limit = stated_limit(&text);
+    if text.contains(words.truncated) {
+        let limit = stated_limit(&text, words);
         // The cursor it names resumes right after the last line shown.
         let (_, after) = text
-            .split_once("To resume after the last one shown: call again with the same arguments and cursor \"")
+            .split_once(words.resume)
             .unwrap_or_else(|| panic!("{tool}: a cut page names the cursor that resumes: {text}"));
         let resume = after.split('"').next().unwrap_or_default().to_owned();
         let mut resumed = arguments.clone();
         resumed["cursor"] = json!(resume);
-        let (_, next, _) = answer(&sandbox.call_tool(token, tool, resumed).await);
+        let (_, next, _) = answer(
+            &sandbox
+                .call_tool_in(token, words.locale, tool, resumed)
+                .await,
+        );
         let records = |data: &Value| -> Vec<Value> {
             data.as_object()
                 .and_then(|d| d.values().find_map(Value::as_array))
@@ -196,14 +224,16 @@ async fn assert_text_carries_the_answer(
         );
         let mut narrowed = arguments.clone();
         narrowed["limit"] = json!(limit);
-        let again = sandbox.call_tool(token, tool, narrowed.clone()).await;
+        let again = sandbox
+            .call_tool_in(token, words.locale, tool, narrowed.clone())
+            .await;
         let (again_text, ..) = answer(&again);
         assert!(
-            !again_text.contains(TRUNCATED),
+            !again_text.contains(words.truncated),
             "{tool}: the stated limit {limit} fits: {again_text}"
         );
         return Box::pin(assert_text_carries_the_answer(
-            sandbox, token, tool, narrowed, again,
+            sandbox, words, token, tool, narrowed, again,
         ))
         .await;
     }
@@ -229,9 +259,19 @@ async fn assert_text_carries_the_answer(
     failures
 }
 
+async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
+    walk_every_tool(sandbox, &ENGLISH).await;
+}
+
+/// The same in French (`_meta.user_locale`): labels, cuts and cursors in
+/// French words, every value named all the same.
+async fn every_tools_french_text_names_every_value_of_its_result(sandbox: &Sandbox) {
+    walk_every_tool(sandbox, &FRENCH).await;
+}
+
 /// One call of every tool, in an order where each takes its ids from an
 /// earlier answer, as a model would.
-async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
+async fn walk_every_tool(sandbox: &Sandbox, words: &Words) {
     let manager = sandbox.token(demo::USER_MANAGER).await;
     let admin = sandbox
         .token_with(
@@ -245,7 +285,9 @@ async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
     let mut failures: Vec<String> = Vec::new();
     let mut measured: Vec<String> = Vec::new();
     let mut call = async |token: &str, tool: &str, arguments: Value| -> Value {
-        let result = sandbox.call_tool(token, tool, arguments.clone()).await;
+        let result = sandbox
+            .call_tool_in(token, words.locale, tool, arguments.clone())
+            .await;
         // Tokens as chars / 4: the text against the data serialized as JSON.
         let (said, data, _) = answer(&result);
         let (text_tokens, json_tokens) = (
@@ -255,14 +297,15 @@ async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
         measured.push(format!(
             "| {tool} | {arguments} | {text_tokens} | {json_tokens} | {:.2} | {} |",
             text_tokens as f64 / json_tokens.max(1) as f64,
-            if said.contains(TRUNCATED) {
+            if said.contains(words.truncated) {
                 "cut"
             } else {
                 "whole"
             }
         ));
         failures.extend(
-            assert_text_carries_the_answer(sandbox, token, tool, arguments, result.clone()).await,
+            assert_text_carries_the_answer(sandbox, words, token, tool, arguments, result.clone())
+                .await,
         );
         walked.push(tool.to_owned());
         envelope(&result)["data"].clone()
@@ -388,9 +431,14 @@ async fn every_tools_text_names_every_value_of_its_result(sandbox: &Sandbox) {
     // limit it names does fit (checked by the walk).
     let long = json!({"conversation_id": format!("conv_{}_01", &paris[4..]), "limit": 100});
     let cut = sandbox
-        .call_tool(&manager, "chataigne_conversation_get", long.clone())
+        .call_tool_in(
+            &manager,
+            words.locale,
+            "chataigne_conversation_get",
+            long.clone(),
+        )
         .await;
-    assert!(answer(&cut).0.contains(TRUNCATED), "{cut}");
+    assert!(answer(&cut).0.contains(words.truncated), "{cut}");
     call(&manager, "chataigne_conversation_get", long).await;
     call(
         &manager,
@@ -492,5 +540,6 @@ chataigne_common::on_both_backends! {
     finish: sandbox.shutdown().await,
     tests: [
         every_tools_text_names_every_value_of_its_result,
+        every_tools_french_text_names_every_value_of_its_result,
     ],
 }

@@ -422,6 +422,30 @@ mod tests {
     }
 
     #[test]
+    fn a_french_summary_speaks_french_and_resumes_after_its_last_line() {
+        let mut summary = Summary::new(Locale::Fr, "50 article(s).");
+        for n in 0..50 {
+            summary.line(format!("- article {n:02} {}", "x".repeat(150)));
+        }
+        let resume: Vec<String> = (0..50).map(|n| format!("after{n:02}")).collect();
+        let text = summary.render_resuming(Some("suivante"), &resume);
+        assert!(text.len() <= TEXT_LIMIT, "{}", text.len());
+        let shown = text.lines().filter(|l| l.starts_with("- article")).count();
+        assert!(
+            text.contains(&format!(
+                "{} ligne(s) de plus non affichée(s) ici (limite de texte de 4 Kio ; elles sont \
+                 dans le contenu structuré). Pour reprendre après la dernière affichée : \
+                 rappeler avec les mêmes arguments et cursor \"after{:02}\". Pour tout lire ici : \
+                 rappeler avec limit {shown}.",
+                50 - shown,
+                shown - 1
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("suivante"), "{text}");
+    }
+
+    #[test]
     fn a_summary_too_long_states_the_truncation_and_the_limit_that_fits() {
         let mut summary = Summary::new(Locale::En, "50 item(s).");
         for n in 0..50 {

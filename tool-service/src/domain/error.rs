@@ -62,9 +62,10 @@ pub enum DomainError {
     /// An operator switched every write tool off (the `writes` flag).
     #[error("writes disabled by the operator")]
     WritesDisabled,
-    /// The structured result exceeds the output bound.
+    /// The structured result, `bytes` long serialized, exceeds the output
+    /// bound of `limit` bytes.
     #[error("output too large")]
-    OutputTooLarge,
+    OutputTooLarge { bytes: usize, limit: usize },
     /// Anything else: logged with detail, answered without.
     #[error("internal error: {0}")]
     Internal(String),

@@ -711,6 +711,14 @@ mod tests {
             status.message()
         );
         assert!(!status.message().contains("current status"));
+        // The refusal names a next step: telling the customer.
+        assert!(
+            status
+                .message()
+                .contains("reply with chataigne_conversation_message_send"),
+            "{}",
+            status.message()
+        );
     }
 
     #[test]

@@ -418,7 +418,7 @@ async fn compare_last_months_sales_with_the_month_before(sandbox: &Sandbox) {
                            "cancelled_count", "completed_count", "items_sold",
                            "new_customers", "pickup_share"],
                "date_from": format!("{:04}-{:02}-01", before.0, before.1),
-               "date_to": format!("{:04}-{:02}-28", year, month)}),
+               "date_to": date_to}),
         )
         .await;
     let said = text(&wide);

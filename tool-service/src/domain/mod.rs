@@ -20,7 +20,8 @@ pub mod settings_sections;
 mod tenant;
 
 pub use analytics::{
-    Bucket, DateRange, MAX_METRICS, MAX_RANGE_DAYS, Metric, MetricSums, MetricValues, check_metrics,
+    Bucket, DateRange, MAX_METRICS, MAX_RANGE_DAYS, Metric, MetricChange, MetricSums, MetricValues,
+    changes, check_metrics,
 };
 pub use catalog::{Availability, AvailabilityChange, CatalogFilter, CatalogItem, MAX_TEXT_FILTER};
 pub use conversation::{

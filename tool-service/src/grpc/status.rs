@@ -163,12 +163,9 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
             (ToolKind::Read, None) => ErrorCode::ToolTimeout.status(),
             (ToolKind::Write, None) => ErrorCode::OutcomeUnknown.status(),
         },
-        DomainError::OutputTooLarge => match tool {
-            Some(tool) => ErrorCode::OutputTooLarge.to_status(
-                format!(
-                    "The result is too large. Call {tool} again with a smaller limit or \
-                     narrower filters, and read further pages with meta.next_cursor."
-                ),
+        DomainError::OutputTooLarge { bytes, limit } => match site {
+            Some(site) => ErrorCode::OutputTooLarge.to_status(
+                output_too_large_message(site, bytes, limit),
                 None,
                 &[],
                 &[],
@@ -193,8 +190,8 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
             let code = ErrorCode::OperationInProgress;
             let message = match tool {
                 Some(tool) => format!(
-                    "The same operation is still running. Call {tool} again after \
-                     retry_after_ms with the same arguments and idempotency_key."
+                    "The same operation is still running. Call {tool} again after the \
+                     suggested delay, with the same arguments and idempotency_key."
                 ),
                 None => code.default_message().to_owned(),
             };
@@ -216,6 +213,33 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
             }
         }
     }
+}
+
+/// "The result is 210 KiB, over the 128 KiB limit. Call … again with limit
+/// 12 …": the size, the limit, and the page size that would fit, from the
+/// call's `limit` (its default when absent) scaled down by the overshoot.
+fn output_too_large_message(site: CallSite<'_>, bytes: usize, limit: usize) -> String {
+    let tool = site.tool.name;
+    let kib = |n: usize| n.div_ceil(1024);
+    let mut message = format!(
+        "The result is {} KiB, over the {} KiB limit of a tool result. Call {tool} again",
+        kib(bytes),
+        kib(limit)
+    );
+    let asked = site
+        .arguments
+        .get("limit")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(u64::from(crate::tools::DEFAULT_LIMIT));
+    let fits = (asked as usize).saturating_mul(limit) / bytes.max(1);
+    if fits >= 1 && (fits as u64) < asked {
+        message.push_str(&format!(" with limit {fits} or less, or"));
+    }
+    message.push_str(
+        " with narrower filters (one location, a shorter period), and read further pages with \
+         meta.next_cursor.",
+    );
+    message
 }
 
 /// The message of a typed RPC's status: what failed in the request's terms
@@ -277,7 +301,7 @@ fn typed_message(error: &DomainError, kind: ToolKind) -> String {
                                 have taken effect; read the current state before retrying"
                 .to_owned(),
         },
-        DomainError::OutputTooLarge => {
+        DomainError::OutputTooLarge { .. } => {
             "the response would be too large; request a smaller page or narrower filters".to_owned()
         }
         DomainError::WritesDisabled => {
@@ -619,7 +643,10 @@ mod tests {
                 },
                 ToolKind::Write,
                 "chataigne_conversation_message_send",
-                &["retry_after_ms", "chataigne_conversation_message_send"],
+                &[
+                    "after the suggested delay",
+                    "chataigne_conversation_message_send",
+                ],
             ),
             (
                 DomainError::DeadlineExceeded,
@@ -634,10 +661,19 @@ mod tests {
                 &["may have taken effect", "chataigne_order_get"],
             ),
             (
-                DomainError::OutputTooLarge,
+                // 200 KiB for the default page of 20: 12 would fit.
+                DomainError::OutputTooLarge {
+                    bytes: 200 * 1024,
+                    limit: 128 * 1024,
+                },
                 ToolKind::Read,
                 LIST,
-                &[LIST, "smaller limit"],
+                &[
+                    "The result is 200 KiB, over the 128 KiB limit",
+                    "Call chataigne_orders_list again with limit 12 or less",
+                    "narrower filters",
+                    "meta.next_cursor",
+                ],
             ),
             (
                 DomainError::Internal("boom".into()),
@@ -675,6 +711,14 @@ mod tests {
             status.message()
         );
         assert!(!status.message().contains("current status"));
+        // The refusal names a next step: telling the customer.
+        assert!(
+            status
+                .message()
+                .contains("reply with chataigne_conversation_message_send"),
+            "{}",
+            status.message()
+        );
     }
 
     #[test]
@@ -775,7 +819,11 @@ mod tests {
                 ToolKind::Write,
                 "may have taken effect",
             ),
-            (DomainError::OutputTooLarge, ToolKind::Read, "smaller page"),
+            (
+                DomainError::OutputTooLarge { bytes: 2, limit: 1 },
+                ToolKind::Read,
+                "smaller page",
+            ),
             (DomainError::WritesDisabled, ToolKind::Write, "switched off"),
             (
                 DomainError::IdempotencyMismatch,

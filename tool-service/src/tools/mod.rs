@@ -33,6 +33,7 @@ pub mod organization_create;
 pub mod organizations_list;
 pub mod schema;
 mod support;
+pub use support::DEFAULT_LIMIT;
 mod tool;
 
 use std::sync::Arc;
@@ -672,7 +673,10 @@ impl<T: Serialize> idempotency::Finish for ToolOutput<T> {
         let data_json = serde_json::to_string(&output.data)
             .map_err(|e| DomainError::Internal(format!("serializing output: {e}")))?;
         if data_json.len() > OUTPUT_LIMIT {
-            return Err(DomainError::OutputTooLarge);
+            return Err(DomainError::OutputTooLarge {
+                bytes: data_json.len(),
+                limit: OUTPUT_LIMIT,
+            });
         }
         Ok(CallResult {
             data_json,

@@ -25,8 +25,13 @@ const IN_DATA_ONLY: &[(&str, &[&str], &str)] = &[
             "timezone",
             "currency",
             "location_id",
+            "current",
+            "previous",
+            "absolute",
+            "percent",
         ],
-        "shares are stated as percentages; the range and its calendar are those of the request",
+        "shares are stated as percentages, a change by its display; the range and its \
+         calendar are those of the request",
     ),
     (
         "chataigne_orders_list",
@@ -458,7 +463,8 @@ async fn walk_every_tool(sandbox: &Sandbox, words: &Words) {
         json!({"location_id": paris, "metrics": ["orders_count", "revenue",
                 "average_order_value", "cancelled_count", "completed_count", "items_sold",
                 "new_customers", "delivery_share"],
-                "date_from": from.to_string(), "date_to": to.to_string()}),
+                "date_from": from.to_string(), "date_to": to.to_string(),
+                "compare_previous": true}),
     )
     .await;
     call(

@@ -1003,7 +1003,8 @@ async fn is_bordeaux_accepting_orders(sandbox: &Sandbox) {
 }
 
 /// "Sales last week vs the week before": the location's local date, then
-/// one query of two weekly buckets whose text gives each week's figures.
+/// one query of last week with the week before, whose text gives both
+/// weeks' figures and the change: 2 calls.
 async fn sales_last_week_against_the_week_before(sandbox: &Sandbox) {
     let session = Session::start(sandbox).await;
     let (said, _) = session
@@ -1017,25 +1018,45 @@ async fn sales_last_week_against_the_week_before(sandbox: &Sandbox) {
     use chrono::Datelike;
     let this_monday = today - chrono::Days::new(u64::from(today.weekday().num_days_from_monday()));
     let (from, to) = (
-        this_monday - chrono::Days::new(14),
+        this_monday - chrono::Days::new(7),
         this_monday - chrono::Days::new(1),
     );
     let (said, result) = session
         .call(
             "chataigne_analytics_query",
             json!({"location_id": demo::LOC_PARIS, "metrics": ["orders_count", "revenue"],
-                   "bucket": "week", "date_from": from.to_string(), "date_to": to.to_string()}),
+                   "bucket": "week", "date_from": from.to_string(), "date_to": to.to_string(),
+                   "compare_previous": true}),
         )
         .await;
-    let buckets = data(&result)["buckets"].as_array().unwrap().clone();
-    assert_eq!(buckets.len(), 2, "{said}");
-    for bucket in &buckets {
-        let line = said
-            .lines()
-            .find(|l| l.starts_with(&format!("- {}:", bucket["start"].as_str().unwrap())))
-            .unwrap_or_else(|| panic!("a line per week: {said}"));
-        let revenue = bucket["values"]["revenue"]["display"].as_str().unwrap();
-        assert!(line.contains(&format!("revenue {revenue}")), "{line}");
+    let d = data(&result);
+    let comparison = &d["comparison"];
+    assert_eq!(
+        comparison["previous_date_from"],
+        (from - chrono::Days::new(7)).to_string()
+    );
+    let revenue = d["totals"]["revenue"]["display"].as_str().unwrap();
+    let before = comparison["previous_totals"]["revenue"]["display"]
+        .as_str()
+        .unwrap();
+    let change = comparison["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "revenue")
+        .expect("the revenue's change");
+    for needle in [
+        format!("revenue {revenue}"),
+        format!("Previous period totals: orders "),
+        format!("revenue {before}"),
+        format!(
+            "Vs {} to {}:",
+            comparison["previous_date_from"].as_str().unwrap(),
+            comparison["previous_date_to"].as_str().unwrap()
+        ),
+        change["display"].as_str().unwrap().to_owned(),
+    ] {
+        assert!(said.contains(&needle), "{needle:?} in {said}");
     }
     session.cost("sales last week vs the week before", 2, 0);
 }

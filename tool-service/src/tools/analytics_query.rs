@@ -281,6 +281,14 @@ fn summary(output: &AnalyticsQueryOutput, locale: Locale) -> String {
                 comparison.previous_date_from, comparison.previous_date_to
             )
         });
+        // The previous period's own figures, so that the text answers "vs"
+        // questions without subtracting.
+        let before = comparison.previous_totals.line(&output.metrics, locale);
+        text.push_str(&if fr {
+            format!("\nTotaux de la période précédente : {before}")
+        } else {
+            format!("\nPrevious period totals: {before}")
+        });
     }
     // Room kept for the note on left-out buckets.
     const NOTE_ROOM: usize = 160;

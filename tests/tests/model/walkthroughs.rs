@@ -1047,7 +1047,7 @@ async fn sales_last_week_against_the_week_before(sandbox: &Sandbox) {
         .expect("the revenue's change");
     for needle in [
         format!("revenue {revenue}"),
-        format!("Previous period totals: orders "),
+        "Previous period totals: orders ".to_owned(),
         format!("revenue {before}"),
         format!(
             "Vs {} to {}:",

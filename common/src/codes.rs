@@ -150,7 +150,7 @@ error_codes! {
     ExpectedStateMismatch => "MCP_EXPECTED_STATE_MISMATCH", Conflict, false, FailedPrecondition, Recoverable,
         "The resource changed since it was read. Read its current state, then decide again with that state as the expected one.";
     OrderStatusPreconditionFailed => "ORDER_STATUS_PRECONDITION_FAILED", Conflict, false, FailedPrecondition, Recoverable,
-        "The order cannot move to that status from its current status.";
+        "The order cannot move to that status from its current status. Read it with the order's read tool and pass a status ahead of its current one.";
     IdempotencyMismatch => "MCP_IDEMPOTENCY_MISMATCH", Conflict, false, AlreadyExists, Recoverable,
         "The idempotency key was already used with other arguments. Repeat the original arguments, or use a new key for a new operation.";
     OperationInProgress => "MCP_OPERATION_IN_PROGRESS", Conflict, true, Aborted, Recoverable,
@@ -164,7 +164,7 @@ error_codes! {
     OutcomeUnknown => "MCP_OUTCOME_UNKNOWN", Timeout, false, DeadlineExceeded, Fatal(DeadlineExceeded),
         "The change did not finish in time and may have taken effect. Read the resource's current state before any retry.";
     OutputTooLarge => "MCP_OUTPUT_TOO_LARGE", Validation, false, OutOfRange, Recoverable,
-        "The result is too large. Narrow the filters or pass a smaller limit and read further pages with the cursor.";
+        "The result is too large. Call the tool again with a smaller limit or narrower filters, and read further pages with the cursor.";
     DependencyUnavailable => "MCP_DEPENDENCY_UNAVAILABLE", Dependency, true, Unavailable, Fatal(ServiceUnavailable),
         "A service this tool depends on is unavailable. Retry shortly.";
     Overloaded => "MCP_OVERLOADED", Dependency, true, ResourceExhausted, Fatal(ResourceExhausted),
@@ -191,6 +191,42 @@ pub struct DecodedStatus {
     /// keyed by [`crate::status_details::DetailKey`]; read one with
     /// [`DecodedStatus::detail`].
     pub metadata: Vec<(String, String)>,
+}
+
+/// A delay as people say it, rounded up: "1 second", "12 seconds",
+/// "3 minutes" (from two minutes on).
+pub fn delay_in_words(delay: Duration) -> String {
+    let seconds = delay.as_millis().div_ceil(1000).max(1);
+    if seconds >= 120 {
+        let minutes = seconds.div_ceil(60);
+        format!("{minutes} minutes")
+    } else if seconds == 1 {
+        "1 second".to_owned()
+    } else {
+        format!("{seconds} seconds")
+    }
+}
+
+/// The phrase of a message that stands for its delay until it is spoken.
+const SUGGESTED_DELAY: &str = "after the suggested delay";
+
+impl DecodedStatus {
+    /// The message as the caller reads it: with a delay (`retry_after`), the
+    /// delay in words ("Retry in 12 seconds."), in place of "after the
+    /// suggested delay" or after the message; without one, the message.
+    /// Every rendering of a failure goes through this.
+    pub fn spoken_message(&self) -> String {
+        let Some(delay) = self.retry_after else {
+            return self.message.clone();
+        };
+        let words = delay_in_words(delay);
+        if self.message.contains(SUGGESTED_DELAY) {
+            self.message
+                .replace(SUGGESTED_DELAY, &format!("in {words}"))
+        } else {
+            format!("{} Retry in {words}.", self.message)
+        }
+    }
 }
 
 impl ErrorCode {
@@ -338,6 +374,59 @@ mod tests {
             decode_status(&Status::internal("boom")).code,
             ErrorCode::InternalError
         );
+    }
+
+    #[test]
+    fn a_delay_is_spoken_in_words_rounded_up() {
+        assert_eq!(delay_in_words(Duration::from_millis(250)), "1 second");
+        assert_eq!(delay_in_words(Duration::from_millis(1000)), "1 second");
+        assert_eq!(delay_in_words(Duration::from_millis(11_200)), "12 seconds");
+        assert_eq!(delay_in_words(Duration::from_secs(119)), "119 seconds");
+        assert_eq!(delay_in_words(Duration::from_secs(150)), "3 minutes");
+    }
+
+    /// Every code's default text names the next step; a code that comes with
+    /// a delay speaks it in words.
+    #[test]
+    fn every_code_names_a_next_step_and_its_delay_in_words() {
+        const STEPS: [&str; 9] = [
+            "Correct",
+            "Sign in",
+            "Reconnect",
+            "Take",
+            "Call",
+            "Read",
+            "Repeat",
+            "Retry",
+            "Try",
+        ];
+        for &code in ErrorCode::ALL {
+            let message = code.default_message();
+            assert!(
+                STEPS.iter().any(|step| message.contains(step)),
+                "{}: {message}",
+                code.as_str()
+            );
+            let delayed = DecodedStatus {
+                code,
+                message: message.to_owned(),
+                retry_after: Some(Duration::from_millis(11_500)),
+                violations: Vec::new(),
+                metadata: Vec::new(),
+            };
+            let spoken = delayed.spoken_message();
+            assert!(
+                spoken.contains("in 12 seconds"),
+                "{}: {spoken}",
+                code.as_str()
+            );
+            assert!(!spoken.contains(SUGGESTED_DELAY), "{spoken}");
+            let undelayed = DecodedStatus {
+                retry_after: None,
+                ..delayed
+            };
+            assert_eq!(undelayed.spoken_message(), message);
+        }
     }
 
     #[test]

@@ -59,6 +59,34 @@ fn timeout_code(tool: &Tool) -> ErrorCode {
     }
 }
 
+/// The failure of an expired deadline, naming the next call: the same tool
+/// again for a read; for a write, the read tool the catalogue gives for its
+/// state, before the write is tried again.
+fn timeout_failure(tool: &Tool) -> DecodedStatus {
+    let code = timeout_code(tool);
+    let message = match (code, tool.state_read_tool.as_deref()) {
+        (ErrorCode::OutcomeUnknown, Some(read)) => format!(
+            "The change did not finish in time and may have taken effect. Read the current \
+             state with {read} before calling {} again.",
+            tool.name
+        ),
+        (ErrorCode::OutcomeUnknown, None) => format!(
+            "The change did not finish in time and may have taken effect. Read the current \
+             state before calling {} again.",
+            tool.name
+        ),
+        _ => format!(
+            "The read did not finish in time. Call {} again, or narrow it (a shorter period, \
+             one location, a smaller limit).",
+            tool.name
+        ),
+    };
+    DecodedStatus {
+        message,
+        ..gateway_failure(code)
+    }
+}
+
 /// What a tool call needs besides the tool itself.
 pub struct CallInput<'a> {
     pub principal: &'a Principal,
@@ -132,18 +160,17 @@ async fn exchange(
     let started = Instant::now();
     let mut client = client.clone();
     let response = match tokio::time::timeout(input.deadline, client.call_tool(request)).await {
-        Err(_elapsed) => return Err(gateway_failure(timeout_code(tool))),
+        Err(_elapsed) => return Err(timeout_failure(tool)),
         Ok(Ok(response)) => response.into_inner(),
         Ok(Err(status)) => {
             // The channel reports its own expiry of `grpc-timeout` as CANCELLED.
             let expired = status.code() == tonic::Code::DeadlineExceeded
                 || (status.code() == tonic::Code::Cancelled && started.elapsed() >= input.deadline);
             let mut decoded = decode_status(&status);
-            if expired || decoded.code == ErrorCode::ToolTimeout {
-                let code = timeout_code(tool);
-                if decoded.code != code {
-                    decoded = gateway_failure(code);
-                }
+            if (expired || decoded.code == ErrorCode::ToolTimeout)
+                && decoded.code != timeout_code(tool)
+            {
+                decoded = timeout_failure(tool);
             }
             return Err(decoded);
         }

@@ -58,6 +58,9 @@ pub struct Tool {
     pub deadline: DeadlineClass,
     /// Takes an `idempotency_key` (the tool-service answers retries from its record).
     pub idempotent: bool,
+    /// For a write, the read tool the tool-service names as showing the
+    /// state it changes (cited when its outcome is unknown).
+    pub state_read_tool: Option<String>,
     /// The MCP `Tool` object of `tools/list`, pre-serialized.
     pub listing: Box<RawValue>,
     /// The entry of the Connected Apps profile: no `outputSchema` (its
@@ -303,6 +306,7 @@ fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> 
         write,
         deadline,
         idempotent: descriptor.idempotency_key_required,
+        state_read_tool: Some(descriptor.state_read_tool).filter(|name| !name.is_empty()),
         listing: full,
         listing_for_platform,
         annotated,

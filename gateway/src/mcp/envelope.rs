@@ -70,7 +70,7 @@ struct ErrorBody<'a> {
     code: &'static str,
     category: &'static str,
     retryable: bool,
-    message: &'a str,
+    message: String,
     request_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     retry_after_ms: Option<u64>,
@@ -162,7 +162,7 @@ fn error_body<'a>(failure: &'a DecodedStatus, request_id: &'a str) -> ErrorBody<
         code: failure.code.as_str(),
         category: failure.code.category().as_str(),
         retryable: failure.code.retryable(),
-        message: &failure.message,
+        message: failure.spoken_message(),
         request_id,
         retry_after_ms: failure
             .retry_after
@@ -201,7 +201,7 @@ fn error_result<'a>(failure: &'a DecodedStatus, request_id: &str) -> ToolResult<
     })
     .unwrap_or_default();
     ToolResult {
-        content: vec![text(failure.message.as_str()), text(envelope)],
+        content: vec![text(body.message.clone()), text(envelope)],
         structured_content: None,
         is_error: true,
     }
@@ -211,7 +211,7 @@ fn error_result<'a>(failure: &'a DecodedStatus, request_id: &str) -> ToolResult<
 fn fatal(code: i64, failure: &DecodedStatus, request_id: &str) -> ErrorObject {
     ErrorObject {
         code,
-        message: failure.message.clone(),
+        message: failure.spoken_message(),
         data: Some(error_data(failure, request_id)),
     }
 }
@@ -312,12 +312,14 @@ mod tests {
         let result = parsed(&result);
         assert_eq!(result["isError"], true);
         assert!(result.get("structuredContent").is_none());
+        // The delay is spoken in words, in the text and the envelope alike.
         assert_eq!(
             result["content"][0]["text"],
-            ErrorCode::RateLimited.default_message()
+            "Too many calls. Retry in 2 seconds."
         );
         let envelope = envelope_of(&result);
         let error = &envelope["data"]["error"];
+        assert_eq!(error["message"], result["content"][0]["text"]);
         assert_eq!(error["code"], "MCP_RATE_LIMITED");
         assert_eq!(error["category"], "rate_limit");
         assert_eq!(error["retryable"], true);

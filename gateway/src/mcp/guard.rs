@@ -34,10 +34,28 @@ use crate::error::GatewayError;
 use crate::ops::counters::{Dependency, Limit};
 use crate::state::AppState;
 
-fn with_retry(code: ErrorCode, retry_after: Duration) -> DecodedStatus {
+/// The refusal of a call of `tool` by its per-user limit: the next call is
+/// the same one, after the delay (spoken in words when rendered).
+fn rate_limited(tool: &Tool, retry_after: Duration) -> DecodedStatus {
     DecodedStatus {
+        message: format!(
+            "Too many calls of {tool} for this user. Call {tool} again after the suggested \
+             delay, with the same arguments.",
+            tool = tool.name
+        ),
         retry_after: Some(retry_after),
-        ..gateway_failure(code)
+        ..gateway_failure(ErrorCode::RateLimited)
+    }
+}
+
+/// The refusal of a call of `tool` while the tool-service is known down.
+fn tool_service_down(tool: &Tool) -> DecodedStatus {
+    DecodedStatus {
+        message: format!(
+            "A service {tool} depends on is unavailable. Call {tool} again in a few seconds.",
+            tool = tool.name
+        ),
+        ..gateway_failure(ErrorCode::DependencyUnavailable)
     }
 }
 
@@ -53,7 +71,7 @@ pub async fn call(
     // Known down or hung (its breaker is open): refused at once, not sent.
     if state.backends.tools_breaker.is_open() {
         state.metrics.dependency_error(Dependency::ToolService);
-        return Ok(Err(gateway_failure(ErrorCode::DependencyUnavailable)));
+        return Ok(Err(tool_service_down(tool)));
     }
     let limits = &state.config.rate_limits;
     let per_minute = if tool.write {
@@ -81,7 +99,7 @@ pub async fn call(
         }
         Ok(Verdict::Limited { retry_after, .. }) => {
             state.metrics.rate_limited(Limit::Tool(&tool.name));
-            return Ok(Err(with_retry(ErrorCode::RateLimited, retry_after)));
+            return Ok(Err(rate_limited(tool, retry_after)));
         }
         Err(error) => address_limit::store_failed(state, &error)?,
     }

@@ -228,6 +228,8 @@ async fn backend_errors_map_to_the_envelope() {
     assert_eq!(error["code"], "MCP_RATE_LIMITED");
     assert_eq!(error["retryable"], true);
     assert_eq!(error["retry_after_ms"], 1500);
+    // The tool-service's "after the suggested delay" is spoken in words.
+    assert_eq!(error["message"], "Too many calls. Retry in 2 seconds.");
 
     let body = h.call_tool(TOKEN_ALL, "orders_invalid", json!({})).await;
     let error = &envelope(&body["result"])["data"]["error"];
@@ -295,6 +297,13 @@ async fn deadlines_give_timeout_for_reads_and_outcome_unknown_for_writes() {
     let body = h.call_tool(TOKEN_ALL, "orders_slow", json!({})).await;
     let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_TOOL_TIMEOUT", "{body}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("Call orders_slow again"),
+        "{body}"
+    );
     assert_eq!(error["category"], "timeout");
     assert_eq!(error["retryable"], true);
     assert!(started.elapsed() < support::SLOW_TOOL_ANSWERS_AFTER);
@@ -303,6 +312,12 @@ async fn deadlines_give_timeout_for_reads_and_outcome_unknown_for_writes() {
     let error = &envelope(&body["result"])["data"]["error"];
     assert_eq!(error["code"], "MCP_OUTCOME_UNKNOWN", "{body}");
     assert_eq!(error["retryable"], false);
+    // The text names the read tool the catalogue gives for the write's state.
+    assert_eq!(
+        error["message"],
+        "The change did not finish in time and may have taken effect. Read the current state \
+         with orders_list before calling order_slow_write again."
+    );
     assert!(started.elapsed() < support::SLOW_TOOL_ANSWERS_AFTER);
     // The deadline travels as a gRPC deadline.
     let seen = h.tool_calls();

@@ -202,6 +202,16 @@ async fn each_limit_refuses_with_its_answer_and_hint_and_a_refused_address_costs
             .is_some_and(|ms| ms > 50_000 && ms <= 60_000),
         "{error}"
     );
+    // The text names the next call and the delay in words.
+    let seconds = error["retry_after_ms"].as_u64().unwrap().div_ceil(1000);
+    assert_eq!(
+        error["message"],
+        format!(
+            "Too many calls of orders_list for this user. Call orders_list again in {seconds} \
+             seconds, with the same arguments."
+        ),
+        "{error}"
+    );
     // The address counted that call too (3 of 3): another tool is refused
     // for the address, as a JSON-RPC error to the call's id.
     let (status, body) = harness.rpc(TOKEN_ALL, tool_call("customers_list")).await;
@@ -210,6 +220,11 @@ async fn each_limit_refuses_with_its_answer_and_hint_and_a_refused_address_costs
     assert_eq!(body["error"]["data"]["code"], "MCP_RATE_LIMITED", "{body}");
     let hint = body["error"]["data"]["retry_after_ms"].as_u64().unwrap();
     assert!(hint > 50_000 && hint <= 60_000, "{body}");
+    let said = body["error"]["message"].as_str().unwrap();
+    assert!(
+        said.ends_with(&format!("Retry in {} seconds.", hint.div_ceil(1000))),
+        "{said}"
+    );
     assert_eq!(
         harness.tool_calls().len(),
         2,

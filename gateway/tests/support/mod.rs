@@ -175,6 +175,12 @@ fn descriptor(name: &str, scope: &str, write: bool, deadline: DeadlineClass) -> 
             open_world_hint: false,
         }),
         rpc: format!("test.Fixture/{name}"),
+        // A write's state is read with the fixture's list tool.
+        state_read_tool: if write {
+            "orders_list".to_owned()
+        } else {
+            String::new()
+        },
     }
 }
 

@@ -5,4 +5,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod contract;
+mod texts;
 mod walkthroughs;

@@ -283,7 +283,7 @@ fn every_tool_plan(url: &str, manager: &str, admin: &str, location: &str, run: &
             "analytics",
             "chataigne_analytics_query",
             json!({"location_id": location, "metrics": ["orders_count", "revenue"],
-                   "date_from": civil_date(today - 27), "date_to": civil_date(today),
+                   "date_from": civil_date(today - 28), "date_to": civil_date(today - 1),
                    "bucket": "week"}),
         ),
         step(

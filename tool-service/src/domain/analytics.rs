@@ -125,6 +125,100 @@ impl DateRange {
     pub fn days(&self) -> i64 {
         (self.to - self.from).num_days() + 1
     }
+
+    /// Refuses a range reaching past `today` (the location's calendar day in
+    /// `timezone`), stating the range allowed: figures of days to come would
+    /// read as silent zeros.
+    pub fn check_not_after(&self, today: NaiveDate, timezone: &str) -> Result<(), DomainError> {
+        let field = if self.from > today {
+            "date_from"
+        } else if self.to > today {
+            "date_to"
+        } else {
+            return Ok(());
+        };
+        let earliest = today
+            .checked_sub_days(Days::new(MAX_RANGE_DAYS as u64 - 1))
+            .unwrap_or(today);
+        Err(DomainError::invalid(
+            field,
+            format!(
+                "must not be after today, {today} in the location's timezone ({timezone}); \
+                 dates up to {today} are allowed, e.g. date_from {earliest} to date_to {today} \
+                 at most"
+            ),
+        ))
+    }
+
+    /// The period of the same length just before this one.
+    pub fn previous(&self) -> Option<DateRange> {
+        let days = u64::try_from(self.days()).ok()?;
+        Some(DateRange {
+            from: self.from.checked_sub_days(Days::new(days))?,
+            to: self.from.checked_sub_days(Days::new(1))?,
+        })
+    }
+}
+
+/// The change of one metric against the previous period of the same length.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct MetricChange {
+    pub metric: Metric,
+    pub metric_label: String,
+    /// The value over the requested period: a count, money in minor units of the currency, or a percent.
+    pub current: f64,
+    /// The value over the previous period, in the same unit.
+    pub previous: f64,
+    /// current − previous, in the same unit (percentage points for shares).
+    pub absolute: f64,
+    /// The change in percent of the previous value, one decimal; null when the previous value is 0.
+    pub percent: Option<f64>,
+    /// The change for people, e.g. "+12 (+8.5%)", "-€40.00 (-3.1%)", "+2.5 pts".
+    pub display: String,
+}
+
+/// The change of each of `metrics` from `previous` to `current` (money in
+/// `currency`, displayed for `locale`).
+pub fn changes(
+    metrics: &[Metric],
+    current: &MetricValues,
+    previous: &MetricValues,
+    currency: &str,
+    locale: Locale,
+) -> Vec<MetricChange> {
+    metrics
+        .iter()
+        .filter_map(|&metric| {
+            let (now, before) = (current.number(metric)?, previous.number(metric)?);
+            let absolute = ((now - before) * 10.0).round() / 10.0;
+            let percent =
+                (before != 0.0).then(|| ((now - before) * 1000.0 / before).round() / 10.0);
+            let sign = |v: f64| if v > 0.0 { "+" } else { "" };
+            let amount = match metric {
+                Metric::Revenue | Metric::AverageOrderValue => {
+                    let money = Money::new(absolute as i64, currency, locale);
+                    format!("{}{}", sign(absolute), money.display)
+                }
+                Metric::DeliveryShare | Metric::PickupShare => {
+                    format!("{}{absolute} pts", sign(absolute))
+                }
+                _ => format!("{}{absolute}", sign(absolute)),
+            };
+            let display = match percent {
+                Some(p) => format!("{amount} ({}{p}%)", sign(p)),
+                None => amount,
+            };
+            Some(MetricChange {
+                metric,
+                metric_label: metric.label(locale).to_owned(),
+                current: now,
+                previous: before,
+                absolute,
+                percent,
+                display,
+            })
+        })
+        .collect()
 }
 
 /// Checks the metric list: 1 to 8 metrics, each once.
@@ -281,6 +375,26 @@ impl MetricValues {
         }
     }
 
+    /// The value of `metric` as a number, when it was requested: a count,
+    /// money in minor units, or a percent.
+    pub fn number(&self, metric: Metric) -> Option<f64> {
+        let count = |n: Option<u64>| n.map(|n| n as f64);
+        match metric {
+            Metric::OrdersCount => count(self.orders_count),
+            Metric::Revenue => self.revenue.as_ref().map(|m| m.amount_minor as f64),
+            Metric::AverageOrderValue => self
+                .average_order_value
+                .as_ref()
+                .map(|m| m.amount_minor as f64),
+            Metric::CancelledCount => count(self.cancelled_count),
+            Metric::CompletedCount => count(self.completed_count),
+            Metric::ItemsSold => count(self.items_sold),
+            Metric::NewCustomers => count(self.new_customers),
+            Metric::DeliveryShare => self.delivery_share,
+            Metric::PickupShare => self.pickup_share,
+        }
+    }
+
     /// "orders 1,234 · revenue €12.50" for `metrics`, in their order.
     pub fn line(&self, metrics: &[Metric], locale: Locale) -> String {
         let separator = locale.pick(" : ", " ");
@@ -301,6 +415,90 @@ mod tests {
 
     fn date(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    #[test]
+    fn a_range_after_today_in_the_locations_calendar_is_refused_with_the_range_allowed() {
+        let today = NaiveDate::from_ymd_opt(2026, 12, 7).unwrap();
+        let range = DateRange::parse("2026-12-01", "2026-12-08").unwrap();
+        let Err(DomainError::InvalidArguments(violations)) =
+            range.check_not_after(today, "Europe/Paris")
+        else {
+            panic!("tomorrow is refused")
+        };
+        assert_eq!(violations[0].field, "date_to");
+        assert_eq!(
+            violations[0].description,
+            "must not be after today, 2026-12-07 in the location's timezone (Europe/Paris); \
+             dates up to 2026-12-07 are allowed, e.g. date_from 2025-12-07 to date_to \
+             2026-12-07 at most"
+        );
+        let ahead = DateRange::parse("2026-12-08", "2026-12-09").unwrap();
+        let Err(DomainError::InvalidArguments(violations)) =
+            ahead.check_not_after(today, "Europe/Paris")
+        else {
+            panic!("a range wholly ahead is refused")
+        };
+        assert_eq!(violations[0].field, "date_from");
+        assert!(
+            DateRange::parse("2026-12-01", "2026-12-07")
+                .unwrap()
+                .check_not_after(today, "Europe/Paris")
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn the_previous_period_has_the_same_length_and_ends_the_day_before() {
+        let week = DateRange::parse("2026-11-30", "2026-12-06").unwrap();
+        let previous = week.previous().unwrap();
+        assert_eq!(
+            previous.from,
+            NaiveDate::from_ymd_opt(2026, 11, 23).unwrap()
+        );
+        assert_eq!(previous.to, NaiveDate::from_ymd_opt(2026, 11, 29).unwrap());
+        let day = DateRange::parse("2026-03-01", "2026-03-01").unwrap();
+        let previous = day.previous().unwrap();
+        let eve = NaiveDate::from_ymd_opt(2026, 2, 28).unwrap();
+        assert_eq!((previous.from, previous.to), (eve, eve));
+    }
+
+    #[test]
+    fn changes_are_absolute_and_in_percent_without_a_percent_of_zero() {
+        let metrics = [Metric::OrdersCount, Metric::Revenue, Metric::DeliveryShare];
+        let now = MetricSums {
+            orders_count: 120,
+            revenue_minor: 150_000,
+            delivery_count: 48,
+            ..MetricSums::default()
+        };
+        let before = MetricSums {
+            orders_count: 100,
+            revenue_minor: 0,
+            delivery_count: 30,
+            ..MetricSums::default()
+        };
+        let values = |sums: &MetricSums| MetricValues::from_sums(&metrics, sums, "EUR", Locale::En);
+        let changes = changes(&metrics, &values(&now), &values(&before), "EUR", Locale::En);
+        assert_eq!(changes.len(), 3);
+        assert_eq!(
+            (changes[0].absolute, changes[0].percent),
+            (20.0, Some(20.0))
+        );
+        assert_eq!(changes[0].display, "+20 (+20%)");
+        assert_eq!(changes[1].absolute, 150_000.0);
+        assert_eq!(changes[1].percent, None, "no percent of a previous 0");
+        assert!(
+            changes[1].display.starts_with('+'),
+            "{}",
+            changes[1].display
+        );
+        // Shares: 40 % against 30 %, ten points, a third more.
+        assert_eq!(
+            (changes[2].absolute, changes[2].percent),
+            (10.0, Some(33.3))
+        );
+        assert_eq!(changes[2].display, "+10 pts (+33.3%)");
     }
 
     #[test]

@@ -92,6 +92,29 @@ pub struct ConversationSummary {
     pub last_message_at: String,
 }
 
+/// A conversation of a list and, in a transcript search, the newest of its
+/// messages that matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ListedConversation {
+    #[serde(flatten)]
+    pub conversation: ConversationSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_message: Option<MatchedMessage>,
+}
+
+/// The message of a conversation that a transcript search matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct MatchedMessage {
+    /// Message ID, e.g. "msg_01paris11_07_012".
+    pub id: String,
+    pub sender: SenderKind,
+    pub sender_label: String,
+    /// The message, cut to 120 characters (an ellipsis marks the cut).
+    pub preview: String,
+    /// ISO 8601 with the location's UTC offset.
+    pub created_at: String,
+}
+
 /// One message of a transcript.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TranscriptMessage {

@@ -65,9 +65,10 @@ pub enum DomainError {
     /// An operator switched every write tool off (the `writes` flag).
     #[error("writes disabled by the operator")]
     WritesDisabled,
-    /// The structured result exceeds the output bound.
+    /// The structured result, `bytes` long serialized, exceeds the output
+    /// bound of `limit` bytes.
     #[error("output too large")]
-    OutputTooLarge,
+    OutputTooLarge { bytes: usize, limit: usize },
     /// Anything else: logged with detail, answered without.
     #[error("internal error: {0}")]
     Internal(String),
@@ -93,13 +94,17 @@ impl AbsentOperation {
                 "Cancelling or rejecting an order is not available through this server, and no \
                  combination of its tools does it; nothing was changed. \
                  chataigne_order_status_update only moves an order forward: received → \
-                 accepted → preparing → ready → out_for_delivery or completed."
+                 accepted → preparing → ready → out_for_delivery or completed. To tell the \
+                 customer, find their conversation with chataigne_conversations_list and reply \
+                 with chataigne_conversation_message_send."
             }
             AbsentOperation::Refund => {
                 "Refunds are not available through this server, and no combination of its \
                  tools makes one; nothing was changed. chataigne_order_status_update only \
                  moves an order forward: received → accepted → preparing → ready → \
-                 out_for_delivery or completed."
+                 out_for_delivery or completed. To tell the customer, find their conversation \
+                 with chataigne_conversations_list and reply with \
+                 chataigne_conversation_message_send."
             }
             AbsentOperation::LocationClosure => {
                 "Closing or deleting a location is not available through this server; nothing \

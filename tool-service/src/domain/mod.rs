@@ -12,6 +12,7 @@ pub mod labels;
 mod locale;
 mod location_status;
 mod money;
+mod opening;
 mod order;
 pub mod search;
 mod settings;
@@ -19,12 +20,14 @@ pub mod settings_sections;
 mod tenant;
 
 pub use analytics::{
-    Bucket, DateRange, MAX_METRICS, MAX_RANGE_DAYS, Metric, MetricSums, MetricValues, check_metrics,
+    Bucket, DateRange, MAX_METRICS, MAX_RANGE_DAYS, Metric, MetricChange, MetricSums, MetricValues,
+    changes, check_metrics,
 };
 pub use catalog::{Availability, AvailabilityChange, CatalogFilter, CatalogItem, MAX_TEXT_FILTER};
 pub use conversation::{
     ConversationChannel, ConversationFilter, ConversationStatus, ConversationSummary,
-    PREVIEW_CHARS, SenderKind, TranscriptMessage, preview as conversation_preview,
+    ListedConversation, MatchedMessage, PREVIEW_CHARS, SenderKind, TranscriptMessage,
+    preview as conversation_preview,
 };
 pub use customer::{Customer, CustomerFilter, mask_email, mask_phone};
 pub use discount::{Discount, DiscountKind, DiscountStatus, in_force, percent_display};
@@ -34,7 +37,10 @@ pub use labels::Labelled;
 pub use locale::Locale;
 pub use location_status::{IntakeStatus, LocationStatus, MAX_PAUSE_MS, PauseReason, StatusChange};
 pub use money::Money;
-pub use order::{Fulfillment, Order, OrderFilter, OrderLine, OrderStatus, SortOrder};
+pub use opening::{HoursAt, OpeningNow};
+pub use order::{
+    Fulfillment, Order, OrderFilter, OrderLine, OrderNumberQuery, OrderStatus, SortOrder,
+};
 pub use search::{contains_pattern, fold};
 pub use settings::{LocationSettings, SETTINGS_SCOPE, SettingsSection};
 pub use tenant::{Address, Location, Organization};

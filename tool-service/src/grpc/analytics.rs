@@ -35,6 +35,7 @@ impl TryFrom<pb::QueryAnalyticsRequest> for AnalyticsQueryInput {
             date_from: request.date_from,
             date_to: request.date_to,
             bucket: bucket_from_pb(request.bucket)?,
+            compare_previous: request.compare_previous.then_some(true),
         })
     }
 }
@@ -57,6 +58,23 @@ impl From<Answered<AnalyticsQueryOutput>> for pb::QueryAnalyticsResponse {
                 })
                 .collect(),
             totals: Some(values(data.totals)),
+            comparison: data.comparison.map(|c| pb::AnalyticsComparison {
+                previous_date_from: c.previous_date_from,
+                previous_date_to: c.previous_date_to,
+                previous_totals: Some(values(c.previous_totals)),
+                changes: c
+                    .changes
+                    .into_iter()
+                    .map(|change| pb::AnalyticsChange {
+                        metric: metric_to_pb(change.metric) as i32,
+                        current: change.current,
+                        previous: change.previous,
+                        absolute: change.absolute,
+                        percent: change.percent,
+                        display: change.display,
+                    })
+                    .collect(),
+            }),
         }
     }
 }
@@ -74,6 +92,21 @@ fn metric_from_pb(value: i32) -> Result<Metric, DomainError> {
         Ok(P::DeliveryShare) => Ok(Metric::DeliveryShare),
         Ok(P::PickupShare) => Ok(Metric::PickupShare),
         Ok(P::Unspecified) | Err(_) => Err(DomainError::invalid("metrics", "unknown metric")),
+    }
+}
+
+fn metric_to_pb(metric: Metric) -> pb::AnalyticsMetric {
+    use pb::AnalyticsMetric as P;
+    match metric {
+        Metric::OrdersCount => P::OrdersCount,
+        Metric::Revenue => P::Revenue,
+        Metric::AverageOrderValue => P::AverageOrderValue,
+        Metric::CancelledCount => P::CancelledCount,
+        Metric::CompletedCount => P::CompletedCount,
+        Metric::ItemsSold => P::ItemsSold,
+        Metric::NewCustomers => P::NewCustomers,
+        Metric::DeliveryShare => P::DeliveryShare,
+        Metric::PickupShare => P::PickupShare,
     }
 }
 

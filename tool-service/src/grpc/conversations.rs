@@ -49,7 +49,12 @@ impl TryFrom<pb::ListConversationsRequest> for ConversationsListInput {
 impl From<Answered<ConversationsListOutput>> for pb::ListConversationsResponse {
     fn from(answer: Answered<ConversationsListOutput>) -> Self {
         pb::ListConversationsResponse {
-            conversations: answer.data.conversations.into_iter().map(summary).collect(),
+            conversations: answer
+                .data
+                .conversations
+                .into_iter()
+                .map(|listed| summary(listed.conversation))
+                .collect(),
             next_cursor: answer.next_cursor.unwrap_or_default(),
         }
     }

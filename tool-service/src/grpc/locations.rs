@@ -61,6 +61,7 @@ impl From<Answered<LocationGetOutput>> for pb::GetLocationResponse {
         pb::GetLocationResponse {
             location: Some(location(answer.data.location)),
             status: Some(location_status(answer.data.status)),
+            opening_hours_now: answer.data.opening_hours_now.map(opening_now),
         }
     }
 }
@@ -100,6 +101,7 @@ impl From<Answered<LocationStatusGetOutput>> for pb::GetLocationStatusResponse {
     fn from(answer: Answered<LocationStatusGetOutput>) -> Self {
         pb::GetLocationStatusResponse {
             status: Some(location_status(answer.data.status)),
+            opening_hours_now: answer.data.opening_hours_now.map(opening_now),
         }
     }
 }
@@ -198,5 +200,13 @@ fn discount(discount: domain::Discount) -> pb::Discount {
         organization_wide: discount.organization_wide,
         starts_at: discount.starts_at.unwrap_or_default(),
         ends_at: discount.ends_at.unwrap_or_default(),
+    }
+}
+
+fn opening_now(opening: domain::OpeningNow) -> pb::OpeningNow {
+    pb::OpeningNow {
+        open_now: opening.open_now,
+        closes_at: opening.closes_at.unwrap_or_default(),
+        next_opening_at: opening.next_opening_at.unwrap_or_default(),
     }
 }

@@ -38,6 +38,12 @@ impl From<Answered<OrderStatusUpdateOutput>> for pb::UpdateOrderStatusResponse {
         pb::UpdateOrderStatusResponse {
             order: Some(order(answer.data.order)),
             previous_status: order_status_to_pb(answer.data.previous_status) as i32,
+            steps: answer
+                .data
+                .steps
+                .into_iter()
+                .map(|status| order_status_to_pb(status) as i32)
+                .collect(),
         }
     }
 }

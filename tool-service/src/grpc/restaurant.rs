@@ -92,6 +92,7 @@ impl TryFrom<pb::ListOrdersRequest> for OrdersListInput {
             created_to: non_empty(request.created_to),
             // The typed request has no order field: newest first.
             sort: None,
+            number: non_empty(request.number),
             limit,
             cursor,
         })

@@ -163,12 +163,9 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
             (ToolKind::Read, None) => ErrorCode::ToolTimeout.status(),
             (ToolKind::Write, None) => ErrorCode::OutcomeUnknown.status(),
         },
-        DomainError::OutputTooLarge => match tool {
-            Some(tool) => ErrorCode::OutputTooLarge.to_status(
-                format!(
-                    "The result is too large. Call {tool} again with a smaller limit or \
-                     narrower filters, and read further pages with meta.next_cursor."
-                ),
+        DomainError::OutputTooLarge { bytes, limit } => match site {
+            Some(site) => ErrorCode::OutputTooLarge.to_status(
+                output_too_large_message(site, bytes, limit),
                 None,
                 &[],
                 &[],
@@ -193,8 +190,8 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
             let code = ErrorCode::OperationInProgress;
             let message = match tool {
                 Some(tool) => format!(
-                    "The same operation is still running. Call {tool} again after \
-                     retry_after_ms with the same arguments and idempotency_key."
+                    "The same operation is still running. Call {tool} again after the \
+                     suggested delay, with the same arguments and idempotency_key."
                 ),
                 None => code.default_message().to_owned(),
             };
@@ -227,6 +224,33 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
             }
         }
     }
+}
+
+/// "The result is 210 KiB, over the 128 KiB limit. Call … again with limit
+/// 12 …": the size, the limit, and the page size that would fit, from the
+/// call's `limit` (its default when absent) scaled down by the overshoot.
+fn output_too_large_message(site: CallSite<'_>, bytes: usize, limit: usize) -> String {
+    let tool = site.tool.name;
+    let kib = |n: usize| n.div_ceil(1024);
+    let mut message = format!(
+        "The result is {} KiB, over the {} KiB limit of a tool result. Call {tool} again",
+        kib(bytes),
+        kib(limit)
+    );
+    let asked = site
+        .arguments
+        .get("limit")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(u64::from(crate::tools::DEFAULT_LIMIT));
+    let fits = (asked as usize).saturating_mul(limit) / bytes.max(1);
+    if fits >= 1 && (fits as u64) < asked {
+        message.push_str(&format!(" with limit {fits} or less, or"));
+    }
+    message.push_str(
+        " with narrower filters (one location, a shorter period), and read further pages with \
+         meta.next_cursor.",
+    );
+    message
 }
 
 /// The message of a typed RPC's status: what failed in the request's terms
@@ -288,7 +312,7 @@ fn typed_message(error: &DomainError, kind: ToolKind) -> String {
                                 have taken effect; read the current state before retrying"
                 .to_owned(),
         },
-        DomainError::OutputTooLarge => {
+        DomainError::OutputTooLarge { .. } => {
             "the response would be too large; request a smaller page or narrower filters".to_owned()
         }
         DomainError::WritesDisabled => {
@@ -413,28 +437,32 @@ fn transition_message(from: &str, to: &str, current: Option<&str>) -> String {
         Some(next) if next.is_empty() => {
             format!("An order in status {from} cannot change status any more (asked: {to}).")
         }
-        _ => format!(
-            "An order in status {from} cannot move to {to}: statuses only move forward, one \
-             step at a time."
-        ),
+        _ => format!("An order in status {from} cannot move to {to}: statuses only move forward."),
     };
     if current.is_some() {
         message.push_str(&format!(
             " The order also changed since it was read: its current status is {now}."
         ));
     }
+    let finished = " Read it with chataigne_order_get, or find the orders still in progress \
+                    with chataigne_orders_list and statuses received, accepted, preparing, \
+                    ready, out_for_delivery.";
     match allowed.as_slice() {
         [] if current.is_some() => {
             message.push_str(" It cannot change status any more; nothing was changed.");
+            message.push_str(finished);
         }
-        [] => message.push_str(" Nothing was changed."),
+        [] => {
+            message.push_str(" Nothing was changed.");
+            message.push_str(finished);
+        }
         [only] => message.push_str(&format!(
             " From {now} it can move to: {only}; call chataigne_order_status_update with \
              status {only} and expected_status {now}."
         )),
         _ => message.push_str(&format!(
-            " From {now} it can move to: {}; pass one of them as status, with expected_status \
-             {now}.",
+            " From {now} it can move to: {}; call chataigne_order_status_update with one of \
+             them as status (the steps between are taken too) and expected_status {now}.",
             allowed.join(", ")
         )),
     }
@@ -499,9 +527,10 @@ mod tests {
         );
         assert_eq!(
             status.message(),
-            "An order in status ready cannot move to accepted: statuses only move forward, one \
-             step at a time. From ready it can move to: out_for_delivery, completed; pass one of \
-             them as status, with expected_status ready."
+            "An order in status ready cannot move to accepted: statuses only move forward. \
+             From ready it can move to: out_for_delivery, completed; call \
+             chataigne_order_status_update with one of them as status (the steps between are \
+             taken too) and expected_status ready."
         );
         let stale = to_status(
             DomainError::OrderStatusPrecondition {
@@ -513,10 +542,11 @@ mod tests {
         );
         assert_eq!(
             stale.message(),
-            "An order in status accepted cannot move to received: statuses only move forward, \
-             one step at a time. The order also changed since it was read: its current status \
-             is received. From received it can move to: accepted; call \
-             chataigne_order_status_update with status accepted and expected_status received."
+            "An order in status accepted cannot move to received: statuses only move forward. \
+             The order also changed since it was read: its current status is received. From \
+             received it can move to: accepted, preparing, ready, out_for_delivery, completed; \
+             call chataigne_order_status_update with one of them as status (the steps between \
+             are taken too) and expected_status received."
         );
         let done = to_status(
             DomainError::OrderStatusPrecondition {
@@ -529,7 +559,9 @@ mod tests {
         assert_eq!(
             done.message(),
             "An order in status completed cannot change status any more (asked: ready). \
-             Nothing was changed."
+             Nothing was changed. Read it with chataigne_order_get, or find the orders still in \
+             progress with chataigne_orders_list and statuses received, accepted, preparing, \
+             ready, out_for_delivery."
         );
     }
 
@@ -591,13 +623,27 @@ mod tests {
             ),
             (
                 DomainError::OrderStatusPrecondition {
-                    from: "received".into(),
+                    from: "ready".into(),
+                    to: "accepted".into(),
+                    current: None,
+                },
+                ToolKind::Write,
+                ORDER,
+                &[
+                    "can move to: out_for_delivery, completed",
+                    ORDER,
+                    "expected_status ready",
+                ],
+            ),
+            (
+                DomainError::OrderStatusPrecondition {
+                    from: "completed".into(),
                     to: "ready".into(),
                     current: None,
                 },
                 ToolKind::Write,
                 ORDER,
-                &["can move to: accepted", ORDER, "expected_status received"],
+                &["chataigne_order_get", "chataigne_orders_list"],
             ),
             (
                 DomainError::IdempotencyMismatch,
@@ -611,7 +657,10 @@ mod tests {
                 },
                 ToolKind::Write,
                 "chataigne_conversation_message_send",
-                &["retry_after_ms", "chataigne_conversation_message_send"],
+                &[
+                    "after the suggested delay",
+                    "chataigne_conversation_message_send",
+                ],
             ),
             (
                 DomainError::DeadlineExceeded,
@@ -626,10 +675,19 @@ mod tests {
                 &["may have taken effect", "chataigne_order_get"],
             ),
             (
-                DomainError::OutputTooLarge,
+                // 200 KiB for the default page of 20: 12 would fit.
+                DomainError::OutputTooLarge {
+                    bytes: 200 * 1024,
+                    limit: 128 * 1024,
+                },
                 ToolKind::Read,
                 LIST,
-                &[LIST, "smaller limit"],
+                &[
+                    "The result is 200 KiB, over the 128 KiB limit",
+                    "Call chataigne_orders_list again with limit 12 or less",
+                    "narrower filters",
+                    "meta.next_cursor",
+                ],
             ),
             (
                 DomainError::Internal("boom".into()),
@@ -690,6 +748,14 @@ mod tests {
             status.message()
         );
         assert!(!status.message().contains("current status"));
+        // The refusal names a next step: telling the customer.
+        assert!(
+            status
+                .message()
+                .contains("reply with chataigne_conversation_message_send"),
+            "{}",
+            status.message()
+        );
     }
 
     #[test]
@@ -790,7 +856,11 @@ mod tests {
                 ToolKind::Write,
                 "may have taken effect",
             ),
-            (DomainError::OutputTooLarge, ToolKind::Read, "smaller page"),
+            (
+                DomainError::OutputTooLarge { bytes: 2, limit: 1 },
+                ToolKind::Read,
+                "smaller page",
+            ),
             (DomainError::WritesDisabled, ToolKind::Write, "switched off"),
             (
                 DomainError::IdempotencyMismatch,

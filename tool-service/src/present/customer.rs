@@ -3,8 +3,9 @@
 
 use super::timestamp;
 use crate::domain::{
-    ConversationChannel, ConversationStatus, ConversationSummary, Customer, DomainError, Locale,
-    SenderKind, TranscriptMessage, mask_email, mask_phone,
+    ConversationChannel, ConversationStatus, ConversationSummary, Customer, DomainError,
+    ListedConversation, Locale, MatchedMessage, SenderKind, TranscriptMessage, mask_email,
+    mask_phone,
 };
 use crate::store::{ConversationRecord, CustomerRecord, MessageRecord};
 
@@ -58,6 +59,36 @@ pub fn conversation(
         location_name: record.location_name,
         customer_id: record.customer_id,
         customer_name: record.customer_name,
+    })
+}
+
+/// A conversation of a list, with the message a transcript search matched.
+pub fn listed_conversation(
+    mut record: ConversationRecord,
+    locale: Locale,
+) -> Result<ListedConversation, DomainError> {
+    let matched_message = match (
+        record.matched_message_id.take(),
+        record.matched_message_body.take(),
+        record
+            .matched_message_sender
+            .take()
+            .as_deref()
+            .and_then(SenderKind::parse),
+        record.matched_message_at_ms.take(),
+    ) {
+        (Some(id), Some(body), Some(sender), Some(at_ms)) => Some(MatchedMessage {
+            id,
+            sender,
+            sender_label: sender.label(locale).to_owned(),
+            preview: crate::domain::conversation_preview(&body),
+            created_at: timestamp(at_ms, &record.timezone),
+        }),
+        _ => None,
+    };
+    Ok(ListedConversation {
+        conversation: conversation(record, locale)?,
+        matched_message,
     })
 }
 

@@ -4,11 +4,13 @@
 //! times, tenants and orders; `venue` a location's intake, settings, catalog,
 //! discounts and integrations; `customer` customers and conversations.
 
+mod compact;
 mod customer;
 mod venue;
 
-pub use customer::{conversation, customer, message};
-pub use venue::{catalog_item, discount, integration, location_status, settings};
+pub use compact::compact;
+pub use customer::{conversation, customer, listed_conversation, message};
+pub use venue::{catalog_item, discount, integration, location_status, opening_now, settings};
 
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;

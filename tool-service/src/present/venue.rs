@@ -13,7 +13,7 @@ use crate::domain::settings_sections::{
 use crate::domain::{
     Availability, CatalogItem, Discount, DiscountKind, DiscountStatus, DomainError, IntakeStatus,
     Integration, IntegrationHealth, IntegrationKind, Locale, LocationSettings, LocationStatus,
-    Money, PauseReason, SettingsSection, in_force, percent_display,
+    Money, OpeningNow, PauseReason, SettingsSection, in_force, percent_display,
 };
 use crate::store::{
     CatalogItemRecord, DiscountRecord, IntegrationRecord, LocationRecord, LocationStatusRecord,
@@ -141,6 +141,31 @@ pub fn integration(
         kind,
         health,
     })
+}
+
+/// Whether the location is open at `now_ms` by the opening hours among
+/// `records` (in `timezone`), and when it next opens; `None` without hours.
+pub fn opening_now(
+    records: &[SettingsRecord],
+    timezone: &str,
+    now_ms: i64,
+) -> Result<Option<OpeningNow>, DomainError> {
+    let Some(record) = records
+        .iter()
+        .find(|r| SettingsSection::parse(&r.section) == Some(SettingsSection::OpeningHours))
+    else {
+        return Ok(None);
+    };
+    let hours: OpeningHours = body(record)?;
+    let tz: chrono_tz::Tz = timezone
+        .parse()
+        .map_err(|_| corrupt("timezone", timezone))?;
+    let at = hours.at(tz, now_ms);
+    Ok(Some(OpeningNow {
+        open_now: at.open,
+        closes_at: at.closes_at_ms.map(|ms| timestamp(ms, timezone)),
+        next_opening_at: at.next_opening_ms.map(|ms| timestamp(ms, timezone)),
+    }))
 }
 
 fn body<T: DeserializeOwned>(record: &SettingsRecord) -> Result<T, DomainError> {

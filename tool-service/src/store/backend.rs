@@ -28,7 +28,8 @@ use super::operator_flags::WritesSwitch;
 use super::writes::{CancelOnDrop, ConversationTarget};
 use super::{
     CatalogItemRecord, DiscountRecord, IntegrationRecord, LocationRecord, LocationStatusRecord,
-    OrderLineRecord, OrderRecord, OrganizationRecord, SettingsRecord, StoreOptions,
+    OrderLineRecord, OrderRecord, OrderStatusChangeRecord, OrganizationRecord, SettingsRecord,
+    StoreOptions,
 };
 use crate::domain::{Bucket, DomainError};
 
@@ -267,6 +268,7 @@ records!(
     LocationRecord,
     OrderRecord,
     OrderLineRecord,
+    OrderStatusChangeRecord,
     LocationStatusRecord,
     SettingsRecord,
     CatalogItemRecord,

@@ -30,6 +30,11 @@ pub struct ConversationRecord {
     pub message_count: i64,
     pub last_message_body: Option<String>,
     pub last_message_sender: Option<String>,
+    /// In a transcript search, the newest message that matched.
+    pub matched_message_id: Option<String>,
+    pub matched_message_body: Option<String>,
+    pub matched_message_sender: Option<String>,
+    pub matched_message_at_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -80,9 +85,14 @@ const CONVERSATION_SELECT: &str = "SELECT v.id, v.organization_id, v.location_id
      (SELECT m.body FROM conversation_messages m WHERE m.conversation_id = v.id \
      ORDER BY m.created_at_ms DESC, m.id DESC LIMIT 1) AS last_message_body, \
      (SELECT m.sender FROM conversation_messages m WHERE m.conversation_id = v.id \
-     ORDER BY m.created_at_ms DESC, m.id DESC LIMIT 1) AS last_message_sender \
+     ORDER BY m.created_at_ms DESC, m.id DESC LIMIT 1) AS last_message_sender, \
+     mm.id AS matched_message_id, mm.body AS matched_message_body, \
+     mm.sender AS matched_message_sender, mm.created_at_ms AS matched_message_at_ms \
      FROM conversations v JOIN locations l ON l.id = v.location_id \
-     JOIN customers c ON c.id = v.customer_id WHERE ";
+     JOIN customers c ON c.id = v.customer_id LEFT JOIN conversation_messages mm ON ";
+
+/// The join of [`CONVERSATION_SELECT`] when no transcript is searched.
+const NO_MATCH: &str = "1 = 0 WHERE ";
 
 const CONVERSATION_OWNER: &str =
     "SELECT organization_id, location_id FROM conversations WHERE id = $1";
@@ -125,6 +135,24 @@ pub(crate) fn conversations_query<DB: Dialect>(
     page: &PageRequest,
 ) -> Result<QueryBuilder<DB>, DomainError> {
     let mut qb = QueryBuilder::new(CONVERSATION_SELECT);
+    // A search joins the newest matching message (the pattern bound once)
+    // and keeps the conversations that have one.
+    match &filter.body_pattern {
+        Some(pattern) => {
+            qb.push(
+                "mm.id = (SELECT q.id FROM conversation_messages q \
+                 WHERE q.conversation_id = v.id AND q.body_folded LIKE ",
+            );
+            DB::bind_text(&mut qb, pattern);
+            qb.push(
+                " ESCAPE '\\' ORDER BY q.created_at_ms DESC, q.id DESC LIMIT 1) \
+                 WHERE mm.id IS NOT NULL AND ",
+            );
+        }
+        None => {
+            qb.push(NO_MATCH);
+        }
+    }
     qb.push("v.location_id = ");
     DB::bind_text(&mut qb, &filter.location_id);
     if let Some(status) = filter.status {
@@ -134,14 +162,6 @@ pub(crate) fn conversations_query<DB: Dialect>(
     if let Some(channel) = filter.channel {
         qb.push(" AND v.channel = ");
         DB::bind_text(&mut qb, channel.as_str());
-    }
-    if let Some(pattern) = &filter.body_pattern {
-        qb.push(
-            " AND EXISTS (SELECT 1 FROM conversation_messages q \
-             WHERE q.conversation_id = v.id AND q.body_folded LIKE ",
-        );
-        DB::bind_text(&mut qb, pattern);
-        qb.push(" ESCAPE '\\')");
     }
     if let Some(at) = position(page)? {
         push_past(&mut qb, "v.last_message_at_ms", "v.id", at, filter.sort);
@@ -157,6 +177,7 @@ pub(crate) fn conversations_query<DB: Dialect>(
 
 pub(crate) fn conversation_query<DB: Dialect>(conversation_id: &str) -> QueryBuilder<DB> {
     let mut qb = QueryBuilder::new(CONVERSATION_SELECT);
+    qb.push(NO_MATCH);
     qb.push("v.id = ");
     DB::bind_text(&mut qb, conversation_id);
     qb

@@ -9,7 +9,7 @@ use super::seed::{
     CategoryRow, ConversationRow, CustomerRow, ItemRow, LocationRow, MessageRow, OrderLineRow,
     OrderRow, OrganizationRow,
 };
-use crate::domain::fold;
+use crate::domain::{OrderNumberQuery, fold};
 
 /// Rows per statement never exceed this, whatever the parameter bound allows.
 const MAX_ROWS_PER_STATEMENT: usize = 5_000;
@@ -219,6 +219,7 @@ impl Row for OrderRow {
     const COLUMNS: &'static [&'static str] = &[
         "id",
         "number",
+        "number_key",
         "organization_id",
         "location_id",
         "customer_id",
@@ -232,6 +233,7 @@ impl Row for OrderRow {
     fn bind<DB: Dialect>(&self, out: &mut Values<'_, DB>) {
         out.text(&self.id)
             .text(&self.number)
+            .text(&OrderNumberQuery::key_of(&self.number))
             .text(&self.organization_id)
             .text(&self.location_id)
             .text(&self.customer_id)

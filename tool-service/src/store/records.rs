@@ -50,6 +50,14 @@ pub struct OrderRecord {
     pub updated_at_ms: i64,
 }
 
+/// One step of an order's status history, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct OrderStatusChangeRecord {
+    pub from_status: String,
+    pub to_status: String,
+    pub changed_at_ms: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct OrderLineRecord {
     pub order_id: String,

@@ -217,7 +217,9 @@ pub(crate) fn orders_query<DB: Dialect>(
             let count = locations.len() + organizations.len();
             if count == 0 {
                 return Ok(None);
-            } else if count > MAX_BRANCHES {
+            } else if count > MAX_BRANCHES || filter.number.is_some() {
+                // By number, one branch walks the (number_key, …) index: the
+                // few orders of that number, whichever their tenant.
                 vec![Key::Lists(locations, organizations)]
             } else {
                 locations
@@ -228,7 +230,8 @@ pub(crate) fn orders_query<DB: Dialect>(
             }
         }
     };
-    let per_status = !filter.statuses.is_empty()
+    let per_status = filter.number.is_none()
+        && !filter.statuses.is_empty()
         && keys.len() * filter.statuses.len() <= MAX_BRANCHES
         && keys
             .iter()
@@ -329,6 +332,14 @@ fn push_branch<DB: Dialect>(
             DB::bind_text(qb, status.as_str());
         }
         qb.push(")");
+    }
+    if let Some(number) = &filter.number {
+        qb.push(" AND number_key = ");
+        DB::bind_text(qb, number.key());
+        if let Some(full) = number.full() {
+            qb.push(" AND upper(number) = ");
+            DB::bind_text(qb, &full);
+        }
     }
     if let Some(from) = filter.created_from_ms {
         qb.push(" AND created_at_ms >= ");
@@ -490,5 +501,85 @@ impl<B: Backend> SqlStore<B> {
             tx.commit().await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::domain::OrderNumberQuery;
+    use crate::store::{PgStore, SqliteStore, StoreOptions};
+
+    const INDEX: &str = "orders_number_key_created_id";
+
+    /// The listing of one order number in two locations, as the store writes
+    /// it; bound values: the two locations, the key, the full number.
+    fn by_number<DB: Dialect>() -> String {
+        let filter = OrderFilter {
+            location_ids: Some(vec!["loc_a".to_owned(), "loc_b".to_owned()]),
+            number: Some(OrderNumberQuery::parse("number", "par-261130-010").unwrap()),
+            ..OrderFilter::default()
+        };
+        let page = PageRequest {
+            limit: 20,
+            after: None,
+        };
+        orders_query::<DB>(&filter, &page)
+            .unwrap()
+            .unwrap()
+            .sql()
+            .as_str()
+            .to_owned()
+    }
+
+    #[tokio::test]
+    async fn an_order_number_lookup_walks_the_number_index_on_sqlite() {
+        let store = SqliteStore::connect("sqlite::memory:", &StoreOptions::default())
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        let sql = format!("EXPLAIN QUERY PLAN {}", by_number::<sqlx::Sqlite>());
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+        assert!(
+            plan.iter().any(|(.., detail)| detail.contains(INDEX)),
+            "{plan:#?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_order_number_lookup_can_walk_the_number_index_on_postgres() {
+        let Some(url) = chataigne_common::testing::fresh_postgres_database("numbers").await else {
+            assert!(
+                !chataigne_common::testing::in_ci(),
+                "PostgreSQL is required in CI"
+            );
+            return;
+        };
+        let store = PgStore::connect(&url, &StoreOptions::default())
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        let mut tx = store.pool().begin().await.unwrap();
+        // An empty table reads fastest sequentially: forbid that, so the plan
+        // shows which index the lookup can walk.
+        sqlx::query("SET LOCAL enable_seqscan = off")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        let sql = format!("EXPLAIN {}", by_number::<sqlx::Postgres>());
+        let plan: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind("loc_a")
+            .bind("loc_b")
+            .bind("261130-010")
+            .bind("PAR-261130-010")
+            .fetch_all(&mut *tx)
+            .await
+            .unwrap();
+        assert!(plan.iter().any(|line| line.contains(INDEX)), "{plan:#?}");
     }
 }

@@ -12,7 +12,8 @@ use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, To
 use crate::access::Access;
 use crate::domain::labels::labels_of;
 use crate::domain::{
-    Bucket, DateRange, DomainError, Locale, Metric, MetricSums, MetricValues, check_metrics,
+    Bucket, DateRange, DomainError, Locale, Metric, MetricChange, MetricSums, MetricValues,
+    changes, check_metrics,
 };
 use crate::store::Store;
 
@@ -25,7 +26,10 @@ completed orders, items sold, new customers, and delivery or pickup share. Suite
 busy periods or comparing periods. Takes 1 to 8 distinct metrics and a range of at most 366 \
 days, both ends included. Each bucket's `values` are keyed by metric name; shares are \
 percents (one decimal) of the orders not cancelled; figures come from daily aggregates and \
-cover orders not cancelled unless stated otherwise. The text gives the totals and each \
+cover orders not cancelled unless stated otherwise. Dates after today in the location's \
+timezone are refused. With `compare_previous: true`, also the change of each metric against \
+the period of the same length just before (e.g. last week vs the week before), absolute and in \
+percent (null when there was nothing before). The text gives the totals, the changes and each \
 bucket's figures.",
     scope: "analytics.read",
     kind: ToolKind::Read,
@@ -53,6 +57,9 @@ pub struct AnalyticsQueryInput {
     /// Bucket width: day, week (Monday to Sunday) or month; day when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket: Option<Bucket>,
+    /// true: also compare the totals with the period of the same length just before; false when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare_previous: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -84,6 +91,21 @@ pub struct AnalyticsQueryOutput {
     pub buckets: Vec<BucketValues>,
     /// The requested metrics over the whole range.
     pub totals: MetricValues,
+    /// With `compare_previous`: the totals against the period of the same length just before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Comparison {
+    /// First day of the previous period, ISO 8601 date, included.
+    pub previous_date_from: String,
+    /// Last day of the previous period (the day before date_from), included.
+    pub previous_date_to: String,
+    /// The requested metrics over the previous period.
+    pub previous_totals: MetricValues,
+    /// One entry per requested metric, in request order.
+    pub changes: Vec<MetricChange>,
 }
 
 /// `chataigne_analytics_query`, declared by [`SPEC`].
@@ -107,6 +129,10 @@ impl Tool for AnalyticsQuery {
         let range = DateRange::parse(&input.date_from, &input.date_to)?;
         let bucket = input.bucket.unwrap_or(Bucket::Day);
         let location = tools.location(&input.location_id).await?;
+        range.check_not_after(
+            local_today(&location.timezone, ctx.now_ms)?,
+            &location.timezone,
+        )?;
         let (from, to) = (
             range.from.format("%Y-%m-%d").to_string(),
             range.to.format("%Y-%m-%d").to_string(),
@@ -140,6 +166,43 @@ impl Tool for AnalyticsQuery {
             })
             .collect();
         let totals = MetricValues::from_sums(&input.metrics, &totals, currency, ctx.locale);
+        let comparison = match (input.compare_previous, range.previous()) {
+            (Some(true), Some(previous)) => {
+                let (previous_from, previous_to) = (
+                    previous.from.format("%Y-%m-%d").to_string(),
+                    previous.to.format("%Y-%m-%d").to_string(),
+                );
+                let mut sums = MetricSums::default();
+                for row in tools
+                    .store
+                    .metrics_buckets(
+                        &input.location_id,
+                        &previous_from,
+                        &previous_to,
+                        bucket,
+                        deadline::remaining(),
+                    )
+                    .await?
+                {
+                    sums += row.sums();
+                }
+                let previous_totals =
+                    MetricValues::from_sums(&input.metrics, &sums, currency, ctx.locale);
+                Some(Comparison {
+                    changes: changes(
+                        &input.metrics,
+                        &totals,
+                        &previous_totals,
+                        currency,
+                        ctx.locale,
+                    ),
+                    previous_date_from: previous_from,
+                    previous_date_to: previous_to,
+                    previous_totals,
+                })
+            }
+            _ => None,
+        };
         let data = AnalyticsQueryOutput {
             location_id: location.id,
             location_name: location.name,
@@ -153,6 +216,7 @@ impl Tool for AnalyticsQuery {
             metrics: input.metrics,
             buckets,
             totals,
+            comparison,
         };
         Ok(ToolOutput {
             text: summary(&data, ctx.locale),
@@ -160,6 +224,18 @@ impl Tool for AnalyticsQuery {
             next_cursor: None,
         })
     }
+}
+
+/// Today's date in `timezone`, the location's calendar.
+fn local_today(timezone: &str, now_ms: i64) -> Result<chrono::NaiveDate, DomainError> {
+    use chrono::TimeZone;
+    let tz: chrono_tz::Tz = timezone
+        .parse()
+        .map_err(|_| DomainError::Internal(format!("unknown timezone {timezone}")))?;
+    tz.timestamp_millis_opt(now_ms)
+        .single()
+        .map(|t| t.date_naive())
+        .ok_or_else(|| DomainError::Internal("the current time is out of range".to_owned()))
 }
 
 /// The text for people: the location, range and bucket width, the totals,
@@ -187,6 +263,33 @@ fn summary(output: &AnalyticsQueryOutput, locale: Locale) -> String {
     } else {
         format!("\nTotal: {totals}")
     });
+    if let Some(comparison) = &output.comparison {
+        let changes = comparison
+            .changes
+            .iter()
+            .map(|c| format!("{} {}", c.metric_label, c.display))
+            .collect::<Vec<_>>()
+            .join(" · ");
+        text.push_str(&if fr {
+            format!(
+                "\nPar rapport au {} – {} : {changes}",
+                comparison.previous_date_from, comparison.previous_date_to
+            )
+        } else {
+            format!(
+                "\nVs {} to {}: {changes}",
+                comparison.previous_date_from, comparison.previous_date_to
+            )
+        });
+        // The previous period's own figures, so that the text answers "vs"
+        // questions without subtracting.
+        let before = comparison.previous_totals.line(&output.metrics, locale);
+        text.push_str(&if fr {
+            format!("\nTotaux de la période précédente : {before}")
+        } else {
+            format!("\nPrevious period totals: {before}")
+        });
+    }
     // Room kept for the note on left-out buckets.
     const NOTE_ROOM: usize = 160;
     for (shown, bucket) in output.buckets.iter().enumerate() {

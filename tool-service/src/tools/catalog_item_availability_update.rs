@@ -89,8 +89,15 @@ impl Tool for CatalogItemAvailabilityUpdate {
         })?;
         let item = present::catalog_item(record, ctx.now_ms, ctx.locale)?;
         let mut text = format!(
-            "{} · {} · {}",
-            item.name, item.location_name, item.availability_label
+            "{} ({}) · {} ({}) · {} ({}) · {} · {}",
+            item.name,
+            item.id,
+            item.location_name,
+            item.location_id,
+            item.category_name,
+            item.category_id,
+            item.price.display,
+            item.availability_label
         );
         if let Some(at) = &item.available_again_at {
             text.push_str(ctx.locale.pick(" · de retour le ", " · back at "));

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Availability, CatalogFilter, CatalogItem, DomainError, Locale, PageAfter};
@@ -34,7 +34,7 @@ paged_input! {
         /// From chataigne_locations_list, e.g. "loc_01paris11".
         #[schemars(length(min = 1, max = 64))]
         pub location_id: String,
-        /// Only items of this category: a `category_id` of an earlier listing, e.g. "cat_01paris11_02".
+        /// Only items of this category: the `category_id` of an item from chataigne_catalog_items_list, e.g. "cat_01paris11_02".
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[schemars(length(min = 1, max = 64))]
         pub category_id: Option<String>,
@@ -95,31 +95,41 @@ impl Tool for CatalogItemsList {
             .into_iter()
             .map(|r| present::catalog_item(r, ctx.now_ms, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut text = match (ctx.locale, items.len()) {
+        let at = items
+            .first()
+            .map(|i| format!(" · {} ({})", i.location_name, i.location_id))
+            .unwrap_or_default();
+        let head = match (ctx.locale, items.len()) {
             (Locale::Fr, 0) => "Aucun article ne correspond.".to_owned(),
-            (Locale::Fr, n) => format!("{n} article(s), par nom."),
+            (Locale::Fr, n) => format!("{n} article(s), par nom{at}."),
             (_, 0) => "No items match.".to_owned(),
-            (_, n) => format!("{n} item(s), by name."),
+            (_, n) => format!("{n} item(s), by name{at}."),
         };
-        for item in items.iter().take(10) {
-            text.push_str(&format!(
-                "\n- {} ({}) · {} · {} · {}",
-                item.name, item.id, item.category_name, item.price.display, item.availability_label
-            ));
+        let mut summary = Summary::new(ctx.locale, head);
+        for item in &items {
+            let mut line = format!(
+                "- {} ({}) · {} ({}) · {} · {}",
+                item.name,
+                item.id,
+                item.category_name,
+                item.category_id,
+                item.price.display,
+                item.availability_label
+            );
             if let Some(at) = &item.available_again_at {
-                text.push_str(ctx.locale.pick(" jusqu'au ", " until "));
-                text.push_str(at);
+                line.push_str(ctx.locale.pick(" jusqu'au ", " until "));
+                line.push_str(at);
             }
+            if !item.description.is_empty() {
+                line.push_str(" · ");
+                line.push_str(&item.description);
+            }
+            summary.line(line);
         }
-        let more = ctx.locale.pick(
-            "\nD'autres articles suivent (meta.next_cursor).",
-            "\nMore items follow (meta.next_cursor).",
+        summary.narrow(
+            "un filtre category_id, availability ou text",
+            "a category_id, availability or text filter",
         );
-        Ok(page_output(
-            CatalogItemsListOutput { items },
-            text,
-            next_cursor,
-            more,
-        ))
+        Ok(pager.output(CatalogItemsListOutput { items }, summary, next_cursor))
     }
 }

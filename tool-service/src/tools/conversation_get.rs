@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::Pager;
+use super::support::{Pager, Summary};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
@@ -122,30 +122,52 @@ impl Tool for ConversationGet {
         let c = &conversation;
         let (who, shown, total) = (&c.customer_name, messages.len(), c.message_count);
         let (channel, status) = (&c.channel_label, &c.status_label);
-        let mut text = if ctx.locale == Locale::Fr {
+        let head = if ctx.locale == Locale::Fr {
             format!(
-                "Conversation avec {who} ({channel}, {status}) : {shown} message(s) sur {total}, {order}."
+                "Conversation {} avec {who} ({}) · {} ({}) · {channel} · {status} · ouverte le {} · \
+                 dernier message le {} : {shown} message(s) sur {total}, {order}.",
+                c.id,
+                c.customer_id,
+                c.location_name,
+                c.location_id,
+                c.created_at,
+                c.last_message_at
             )
         } else {
             format!(
-                "Conversation with {who} ({channel}, {status}): {shown} of {total} message(s), {order}."
+                "Conversation {} with {who} ({}) · {} ({}) · {channel} · {status} · opened {} · \
+                 last message {}: {shown} of {total} message(s), {order}.",
+                c.id,
+                c.customer_id,
+                c.location_name,
+                c.location_id,
+                c.created_at,
+                c.last_message_at
             )
         };
-        if next_cursor.is_some() {
-            text.push_str(match (ctx.locale, oldest) {
-                (Locale::Fr, false) => " Messages plus anciens : meta.next_cursor.",
-                (Locale::Fr, true) => " Messages suivants : meta.next_cursor.",
-                (_, false) => " Older messages: meta.next_cursor.",
-                (_, true) => " Later messages: meta.next_cursor.",
-            });
+        let mut summary = Summary::new(ctx.locale, head);
+        for m in &messages {
+            summary.line(format!(
+                "- {} · {} · {}{} {}",
+                m.created_at,
+                m.sender_label,
+                m.id,
+                ctx.locale.pick(" :", ":"),
+                m.body
+            ));
         }
-        Ok(ToolOutput {
-            data: ConversationGetOutput {
+        if oldest {
+            summary.next("Messages suivants", "Later messages");
+        } else {
+            summary.next("Messages plus anciens", "Older messages");
+        }
+        Ok(pager.output(
+            ConversationGetOutput {
                 conversation,
                 messages,
             },
-            text,
+            summary,
             next_cursor,
-        })
+        ))
     }
 }

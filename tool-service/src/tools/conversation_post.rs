@@ -20,7 +20,7 @@ pub const MAX_TEXT_CHARS: usize = 2000;
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MessageSendInput {
-    /// From chataigne_conversations_list, e.g. "conv_4f2a_03".
+    /// From chataigne_conversations_list, e.g. "conv_01paris11_07".
     #[schemars(length(min = 1, max = 64))]
     pub conversation_id: String,
     /// The message as the customer will read it, not only spaces.
@@ -34,7 +34,7 @@ pub struct MessageSendInput {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InstructionSendInput {
-    /// From chataigne_conversations_list, e.g. "conv_4f2a_03".
+    /// From chataigne_conversations_list, e.g. "conv_01paris11_07".
     #[schemars(length(min = 1, max = 64))]
     pub conversation_id: String,
     /// The instruction for the conversation's assistant, not only spaces; the customer does not see it.
@@ -48,7 +48,7 @@ pub struct InstructionSendInput {
 /// The message as recorded.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SentMessage {
-    /// Message ID, e.g. "msg_01…".
+    /// Message ID, e.g. "msg_01a24f44229e71f3a6c9747166831e2e".
     /// Results recorded before the one id convention replay as they were.
     #[serde(alias = "message_id")]
     pub id: String,
@@ -130,20 +130,28 @@ impl<S: Store, A: Access> Tools<S, A> {
             created_at: present::timestamp(ctx.now_ms, &target.timezone),
             length_chars,
         };
+        let (conversation, channel, at) = (
+            &message.conversation_id,
+            &message.channel,
+            &message.created_at,
+        );
         let text = match (post.audience, ctx.locale) {
             (Audience::Customer, Locale::Fr) => format!(
-                "Message {id} en file d'envoi au client ({}).",
-                target.channel
+                "Message {id} en file d'envoi au client ({channel}) · conversation \
+                 {conversation} · {at} · {length_chars} caractère(s)."
             ),
-            (Audience::Customer, _) => {
-                format!("Message {id} queued for the customer ({}).", target.channel)
-            }
-            (Audience::Assistant, Locale::Fr) => {
-                format!("Instruction {id} transmise à l'assistant de la conversation.")
-            }
-            (Audience::Assistant, _) => {
-                format!("Instruction {id} recorded for the conversation's assistant.")
-            }
+            (Audience::Customer, _) => format!(
+                "Message {id} queued for the customer ({channel}) · conversation \
+                 {conversation} · {at} · {length_chars} character(s)."
+            ),
+            (Audience::Assistant, Locale::Fr) => format!(
+                "Instruction {id} transmise à l'assistant de la conversation {conversation} \
+                 ({channel}) · {at} · {length_chars} caractère(s)."
+            ),
+            (Audience::Assistant, _) => format!(
+                "Instruction {id} recorded for the assistant of conversation {conversation} \
+                 ({channel}) · {at} · {length_chars} character(s)."
+            ),
         };
         let effect = Effect::Message(NewMessage {
             id,

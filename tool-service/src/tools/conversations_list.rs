@@ -6,14 +6,14 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
-    ConversationChannel, ConversationFilter, ConversationStatus, ConversationSummary, DomainError,
-    Locale, PageAfter, SortOrder, contains_pattern, fold,
+    ConversationChannel, ConversationFilter, ConversationStatus, DomainError, ListedConversation,
+    Locale, LocationSettings, PageAfter, SettingsSection, SortOrder, contains_pattern, fold,
 };
-use crate::present::conversation;
+use crate::present::{self, listed_conversation};
 use crate::store::Store;
 
 /// Length of a transcript query, in characters.
@@ -24,8 +24,9 @@ pub const SPEC: ToolSpec = ToolSpec {
     title: "List conversations",
     description: "Lists the conversations between one location and its customers, most \
 recently active first (or least, with `sort: oldest_first`), with customer, channel, status, \
-message count and a preview of the newest message (120 characters at most). Suited to reviewing open conversations, the exchanges \
-on one channel, or finding a conversation that mentions a topic; transcripts come from \
+message count and a preview of the newest message (120 characters at most) and, with `query`, \
+of the newest match. Suited to reviewing open conversations, the exchanges on one channel, or \
+finding a conversation that mentions a topic; transcripts come from \
 chataigne_conversation_get. `query` is not logged. Returns 20 by default, 50 at most, with \
 `meta.next_cursor` when more exist.",
     scope: "conversations.read",
@@ -76,7 +77,7 @@ impl std::fmt::Debug for ConversationsListInput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ConversationsListOutput {
     /// Conversations in the requested order.
-    pub conversations: Vec<ConversationSummary>,
+    pub conversations: Vec<ListedConversation>,
 }
 
 /// `chataigne_conversations_list`, declared by [`SPEC`].
@@ -132,40 +133,187 @@ impl Tool for ConversationsList {
         });
         let conversations = records
             .into_iter()
-            .map(|r| conversation(r, ctx.locale))
+            .map(|r| listed_conversation(r, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut text = match (ctx.locale, conversations.len(), sort.oldest_first()) {
-            (Locale::Fr, 0, _) => "Aucune conversation ne correspond.".to_owned(),
-            (Locale::Fr, n, false) => {
-                format!("{n} conversation(s), de la plus récente à la plus ancienne.")
+        let searched = match (&input.query, conversations.is_empty()) {
+            (Some(query), true) => {
+                let location = tools.location(&input.location_id).await?;
+                let languages = tools
+                    .store
+                    .location_settings(&input.location_id, &[SettingsSection::Store])
+                    .await?;
+                let settings = present::settings(location, &languages, ctx.locale)?;
+                Some(no_match_text(query, &input, &settings, ctx.locale))
             }
-            (Locale::Fr, n, true) => {
-                format!("{n} conversation(s), de la plus ancienne à la plus récente.")
-            }
-            (_, 0, _) => "No conversations match.".to_owned(),
-            (_, n, false) => format!("{n} conversation(s), most recently active first."),
-            (_, n, true) => format!("{n} conversation(s), least recently active first."),
+            _ => None,
         };
-        for c in conversations.iter().take(5) {
-            text.push_str(&format!(
-                "\n- {} · {} · {} · {} · {} · {}",
-                c.id,
-                c.customer_name,
-                c.channel_label,
-                c.status_label,
-                c.last_message_at,
-                c.last_message_preview
-            ));
+        let containing = input
+            .query
+            .as_deref()
+            .map(|q| {
+                ctx.locale.pick(
+                    format!(" avec un message contenant « {q} »"),
+                    format!(" with a message containing \"{q}\""),
+                )
+            })
+            .unwrap_or_default();
+        let at = conversations
+            .first()
+            .map(|c| {
+                let c = &c.conversation;
+                format!(" · {} ({})", c.location_name, c.location_id)
+            })
+            .unwrap_or_default();
+        let head = match (ctx.locale, conversations.len(), sort.oldest_first()) {
+            (_, 0, _) if searched.is_some() => searched.clone().unwrap_or_default(),
+            (Locale::Fr, 0, _) => "Aucune conversation ne correspond.".to_owned(),
+            (Locale::Fr, n, false) => format!(
+                "{n} conversation(s){containing}, de la plus récente à la plus ancienne{at}."
+            ),
+            (Locale::Fr, n, true) => format!(
+                "{n} conversation(s){containing}, de la plus ancienne à la plus récente{at}."
+            ),
+            (_, 0, _) => "No conversations match.".to_owned(),
+            (_, n, false) => {
+                format!("{n} conversation(s){containing}, most recently active first{at}.")
+            }
+            (_, n, true) => {
+                format!("{n} conversation(s){containing}, least recently active first{at}.")
+            }
+        };
+        let mut summary = Summary::new(ctx.locale, head);
+        for c in &conversations {
+            summary.line(conversation_line(c, ctx.locale));
         }
-        let more = ctx.locale.pick(
-            "\nD'autres conversations suivent (meta.next_cursor).",
-            "\nMore conversations follow (meta.next_cursor).",
+        summary.narrow(
+            "un filtre status, channel ou query",
+            "a status, channel or query filter",
         );
-        Ok(page_output(
+        Ok(pager.output(
             ConversationsListOutput { conversations },
-            text,
+            summary,
             next_cursor,
-            more,
         ))
     }
+}
+
+/// A conversation on its line: id, customer, channel, status, message
+/// count and the newest message or, in a search, the message that matched
+/// (the newest message's time and sender then, its text in the data).
+fn conversation_line(listed: &ListedConversation, locale: Locale) -> String {
+    let c = &listed.conversation;
+    let mut line = format!(
+        "- {} · {} ({}) · {} · {} · {} message(s) · {} {}",
+        c.id,
+        c.customer_name,
+        c.customer_id,
+        c.channel_label,
+        c.status_label,
+        c.message_count,
+        locale.pick("ouverte le", "opened"),
+        c.created_at,
+    );
+    let quote = |text: &str| locale.pick(format!(" : « {text} »"), format!(": \"{text}\""));
+    let sender = c
+        .last_message_sender_label
+        .as_deref()
+        .map(|s| format!(", {s}"))
+        .unwrap_or_default();
+    let newest = format!(
+        " · {} ({}{sender})",
+        locale.pick("dernier message", "last message"),
+        c.last_message_at
+    );
+    line.push_str(&newest);
+    match &listed.matched_message {
+        Some(m) => line.push_str(&format!(
+            " · {} {} ({}, {}){}",
+            locale.pick("message trouvé", "matching message"),
+            m.id,
+            m.sender_label,
+            m.created_at,
+            quote(&m.preview)
+        )),
+        None => line.push_str(&quote(&c.last_message_preview)),
+    }
+    line
+}
+
+/// The language a location's customers write in, named in `locale`.
+fn language_name(code: &str, locale: Locale) -> String {
+    let name = match code {
+        "fr" => locale.pick("français", "French"),
+        "en" => locale.pick("anglais", "English"),
+        "es" => locale.pick("espagnol", "Spanish"),
+        "de" => locale.pick("allemand", "German"),
+        "it" => locale.pick("italien", "Italian"),
+        _ => return code.to_owned(),
+    };
+    format!("{name} ({code})")
+}
+
+/// An empty transcript search: what was searched, where and with which
+/// filters, the language of the location's transcripts, and the next step.
+/// The query goes back to the caller only (never to a log).
+fn no_match_text(
+    query: &str,
+    input: &ConversationsListInput,
+    settings: &LocationSettings,
+    locale: Locale,
+) -> String {
+    let mut filters = Vec::new();
+    if let Some(status) = input.status {
+        filters.push(format!("status {}", status.as_str()));
+    }
+    if let Some(channel) = input.channel {
+        filters.push(format!("channel {}", channel.as_str()));
+    }
+    let filters = if filters.is_empty() {
+        String::new()
+    } else {
+        locale.pick(
+            format!(" (filtres : {})", filters.join(", ")),
+            format!(" (filters: {})", filters.join(", ")),
+        )
+    };
+    let language = settings
+        .store
+        .as_ref()
+        .and_then(|store| store.languages.first())
+        .map(|code| language_name(code, locale));
+    let name = &settings.location_name;
+    let mut text = locale.pick(
+        format!(
+            "Aucun message des conversations de {name}{filters} ne contient « {query} » \
+             (casse et accents ignorés)."
+        ),
+        format!(
+            "No message in the conversations of {name}{filters} contains \"{query}\" \
+             (case and accents ignored)."
+        ),
+    );
+    if let Some(language) = language {
+        text.push_str(&locale.pick(
+            format!(" Les clients de cet établissement écrivent surtout en {language}."),
+            format!(" This location's customers write mostly in {language}."),
+        ));
+    }
+    text.push_str(locale.pick(
+        " Étapes suivantes : chercher le mot dans cette langue, un autre terme ou une \
+         racine plus courte (ex. « allerg »)",
+        " Next: search for the word in that language, for another term or a shorter stem \
+         (e.g. \"allerg\")",
+    ));
+    text.push_str(&if filters.is_empty() {
+        locale.pick(
+            ", ou rappeler sans query pour lister les conversations.".to_owned(),
+            ", or call again without query to list the conversations.".to_owned(),
+        )
+    } else {
+        locale.pick(
+            ", ou rappeler sans les filtres status/channel.".to_owned(),
+            ", or call again without the status/channel filters.".to_owned(),
+        )
+    });
+    text
 }

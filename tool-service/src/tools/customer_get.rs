@@ -73,16 +73,7 @@ impl Tool for CustomerGet {
             .map(|r| present::order(r, Vec::new(), ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
         let customer = customer(record);
-        let (name, org) = (&customer.name, &customer.organization_name);
-        let count = customer.order_count;
-        let mut text = if ctx.locale == Locale::Fr {
-            format!("{name} ({org}) · {count} commande(s) · coordonnées masquées.")
-        } else {
-            format!("{name} ({org}) · {count} order(s) · contact details masked.")
-        };
-        for order in &recent_orders {
-            text.push_str(&orders_list::summary_line(order));
-        }
+        let text = customer_text(&customer, &recent_orders, ctx.locale);
         Ok(ToolOutput {
             data: CustomerGetOutput {
                 customer,
@@ -92,4 +83,51 @@ impl Tool for CustomerGet {
             next_cursor: None,
         })
     }
+}
+
+/// The customer's identity, masked contacts, order count and dates, then
+/// each recent order on its line.
+fn customer_text(customer: &Customer, recent_orders: &[Order], locale: Locale) -> String {
+    let c = customer;
+    let (name, id, org, org_id) = (&c.name, &c.id, &c.organization_name, &c.organization_id);
+    let none = locale.pick("aucun", "none");
+    // Contact details stay out of the text, masked or not (in the data only).
+    let contacts = match (c.email_masked.is_some(), c.phone_masked.is_some(), locale) {
+        (false, false, Locale::Fr) => "ni e-mail ni téléphone enregistré",
+        (false, false, _) => "no email or phone on file",
+        (true, true, Locale::Fr) => "e-mail et téléphone enregistrés (masqués)",
+        (true, true, _) => "email and phone on file (masked)",
+        (true, false, Locale::Fr) => "e-mail enregistré (masqué), pas de téléphone",
+        (true, false, _) => "email on file (masked), no phone",
+        (false, true, Locale::Fr) => "téléphone enregistré (masqué), pas d'e-mail",
+        (false, true, _) => "phone on file (masked), no email",
+    };
+    let count = c.order_count;
+    let last = c.last_order_at.as_deref().unwrap_or(none);
+    let since = &c.created_at;
+    let mut text = if locale == Locale::Fr {
+        format!(
+            "{name} ({id}) · {org} ({org_id}) · {count} commande(s), dernière le {last} · \
+             client depuis {since} · {contacts}."
+        )
+    } else {
+        format!(
+            "{name} ({id}) · {org} ({org_id}) · {count} order(s), last on {last} · \
+             customer since {since} · {contacts}."
+        )
+    };
+    if let Some(location) = &c.location_id {
+        text.push_str(&locale.pick(
+            format!(" Établissement d'origine : {location}."),
+            format!(" Home location: {location}."),
+        ));
+    }
+    if !recent_orders.is_empty() {
+        text.push_str(locale.pick("\nCommandes récentes :", "\nRecent orders:"));
+    }
+    for order in recent_orders {
+        text.push('\n');
+        text.push_str(&orders_list::summary_line(order));
+    }
+    text
 }

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
@@ -130,28 +130,39 @@ impl Tool for CustomersList {
             id: r.id.clone(),
         });
         let customers: Vec<Customer> = records.into_iter().map(customer).collect();
-        let mut text = match (ctx.locale, customers.len()) {
+        let of = customers
+            .first()
+            .map(|c| format!(" · {} ({})", c.organization_name, c.organization_id))
+            .unwrap_or_default();
+        let head = match (ctx.locale, customers.len()) {
             (Locale::Fr, 0) => "Aucun client ne correspond.".to_owned(),
-            (Locale::Fr, n) => format!("{n} client(s), par nom ; coordonnées masquées."),
+            (Locale::Fr, n) => format!("{n} client(s), par nom{of} ; coordonnées masquées."),
             (_, 0) => "No customers match.".to_owned(),
-            (_, n) => format!("{n} customer(s), by name; contact details masked."),
+            (_, n) => format!("{n} customer(s), by name{of}; contact details masked."),
         };
-        for c in customers.iter().take(10) {
-            let orders = ctx.locale.pick("commande(s)", "order(s)");
-            text.push_str(&format!(
-                "\n- {} ({}) · {} {orders}",
-                c.name, c.id, c.order_count
-            ));
+        let mut summary = Summary::new(ctx.locale, head);
+        let none = ctx.locale.pick("aucune", "none");
+        for c in &customers {
+            let mut line = format!(
+                "- {} ({}) · {} {} {} · {} {}",
+                c.name,
+                c.id,
+                c.order_count,
+                ctx.locale.pick("commande(s), dernière", "order(s), last"),
+                c.last_order_at.as_deref().unwrap_or(none),
+                ctx.locale.pick("client depuis", "since"),
+                c.created_at,
+            );
+            if let Some(location) = &c.location_id {
+                line.push_str(" · ");
+                line.push_str(location);
+            }
+            summary.line(line);
         }
-        let more = ctx.locale.pick(
-            "\nD'autres clients suivent (meta.next_cursor).",
-            "\nMore customers follow (meta.next_cursor).",
+        summary.narrow(
+            "un filtre name_query ou location_id",
+            "a name_query or location_id filter",
         );
-        Ok(page_output(
-            CustomersListOutput { customers },
-            text,
-            next_cursor,
-            more,
-        ))
+        Ok(pager.output(CustomersListOutput { customers }, summary, next_cursor))
     }
 }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Discount, DomainError, Locale, PageAfter};
@@ -78,40 +78,42 @@ impl Tool for DiscountsList {
             .into_iter()
             .map(|r| present::discount(r, &location, ctx.now_ms, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut text = match (ctx.locale, discounts.len()) {
+        let head = match (ctx.locale, discounts.len()) {
             (Locale::Fr, 0) => "Aucune remise ne correspond.".to_owned(),
-            (Locale::Fr, n) => format!("{n} remise(s) pour {}.", location.name),
+            (Locale::Fr, n) => format!("{n} remise(s) pour {} ({}).", location.name, location.id),
             (_, 0) => "No discounts match.".to_owned(),
-            (_, n) => format!("{n} discount(s) for {}.", location.name),
+            (_, n) => format!("{n} discount(s) for {} ({}).", location.name, location.id),
         };
-        for discount in discounts.iter().take(10) {
-            let state = match (ctx.locale, discount.in_force) {
+        let mut summary = Summary::new(ctx.locale, head);
+        for d in &discounts {
+            let state = match (ctx.locale, d.in_force) {
                 (Locale::Fr, true) => "en vigueur",
-                (Locale::Fr, false) => "inactive",
+                (Locale::Fr, false) => "pas en vigueur",
                 (_, true) => "in force",
                 (_, false) => "not in force",
             };
-            text.push_str(&format!(
-                "\n- {} · {} · {}{}",
-                discount.name,
-                discount.value_display,
-                state,
-                discount
-                    .code
-                    .as_deref()
-                    .map(|c| format!(" · {c}"))
-                    .unwrap_or_default()
-            ));
+            let scope = match (ctx.locale, d.organization_wide) {
+                (Locale::Fr, true) => "toute l'organisation",
+                (Locale::Fr, false) => "cet établissement",
+                (_, true) => "organization-wide",
+                (_, false) => "this location",
+            };
+            let mut line = format!(
+                "- {} ({}) · {} · {} · {} ({state}) · {scope}",
+                d.name, d.id, d.kind_label, d.value_display, d.status_label
+            );
+            if let Some(code) = &d.code {
+                line.push_str(&format!(" · code {code}"));
+            }
+            if let Some(from) = &d.starts_at {
+                line.push_str(&format!(" · {} {from}", ctx.locale.pick("du", "from")));
+            }
+            if let Some(to) = &d.ends_at {
+                line.push_str(&format!(" · {} {to}", ctx.locale.pick("au", "to")));
+            }
+            summary.line(line);
         }
-        let more = ctx.locale.pick(
-            "\nD'autres remises suivent (meta.next_cursor).",
-            "\nMore discounts follow (meta.next_cursor).",
-        );
-        Ok(page_output(
-            DiscountsListOutput { discounts },
-            text,
-            next_cursor,
-            more,
-        ))
+        summary.narrow("active: true", "active: true");
+        Ok(pager.output(DiscountsListOutput { discounts }, summary, next_cursor))
     }
 }

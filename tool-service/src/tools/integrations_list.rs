@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Integration, Locale, PageAfter};
@@ -73,34 +73,36 @@ impl Tool for IntegrationsList {
             .into_iter()
             .map(|r| present::integration(r, &location.timezone, ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut text = if ctx.locale == Locale::Fr {
-            format!(
-                "{} intégration(s) pour {}.",
-                integrations.len(),
-                location.name
-            )
+        let (n, name, id) = (integrations.len(), &location.name, &location.id);
+        let head = if ctx.locale == Locale::Fr {
+            format!("{n} intégration(s) pour {name} ({id}).")
         } else {
-            format!(
-                "{} integration(s) for {}.",
-                integrations.len(),
-                location.name
-            )
+            format!("{n} integration(s) for {name} ({id}).")
         };
-        for integration in &integrations {
-            text.push_str(&format!(
-                "\n- {} · {}",
-                integration.name, integration.health_label
-            ));
+        let mut summary = Summary::new(ctx.locale, head);
+        for i in &integrations {
+            let scope = match (ctx.locale, i.organization_wide) {
+                (Locale::Fr, true) => "toute l'organisation",
+                (Locale::Fr, false) => "cet établissement",
+                (_, true) => "organization-wide",
+                (_, false) => "this location",
+            };
+            let mut line = format!(
+                "- {} ({}) · {} · {} · {scope}",
+                i.name, i.id, i.kind_label, i.health_label
+            );
+            if let Some(at) = &i.last_sync_at {
+                line.push_str(&format!(
+                    " · {} {at}",
+                    ctx.locale.pick("dernière synchronisation", "last sync")
+                ));
+            }
+            summary.line(line);
         }
-        let more = ctx.locale.pick(
-            "\nD'autres intégrations suivent (meta.next_cursor).",
-            "\nMore integrations follow (meta.next_cursor).",
-        );
-        Ok(page_output(
+        Ok(pager.output(
             IntegrationsListOutput { integrations },
-            text,
+            summary,
             next_cursor,
-            more,
         ))
     }
 }

@@ -67,7 +67,7 @@ pub struct LocationCreateInput {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CreatedLocation {
-    /// Location ID, e.g. "loc_01…".
+    /// Location ID, e.g. "loc_01a24f4422b177399ccc5c8d95a1351f".
     /// Results recorded before the one id convention replay as they were.
     #[serde(alias = "location_id")]
     pub id: String,
@@ -181,9 +181,17 @@ impl Tool for LocationCreate {
             created_at: crate::present::timestamp(ctx.now_ms, &input.timezone),
         };
         let text = if ctx.locale == Locale::Fr {
-            format!("Établissement « {name} » créé ({id}).")
+            format!(
+                "Établissement « {name} » créé ({id}) dans l'organisation {} · fuseau {} · \
+                 devise {} · le {}.",
+                location.organization_id, location.timezone, location.currency, location.created_at
+            )
         } else {
-            format!("Location \"{name}\" created ({id}).")
+            format!(
+                "Location \"{name}\" created ({id}) in organization {} · timezone {} · \
+                 currency {} · at {}.",
+                location.organization_id, location.timezone, location.currency, location.created_at
+            )
         };
         let effect = Effect::Location(NewLocation {
             id,

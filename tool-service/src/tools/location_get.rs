@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Location, LocationStatus};
+use crate::domain::{DomainError, Location, LocationStatus, OpeningNow};
 use crate::present;
 use crate::store::Store;
 
@@ -14,10 +14,12 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_location_get",
     title: "Get a location",
     description: "Returns one location (restaurant): address, IANA timezone with the local \
-time now, currency and current order intake (accepting or paused; when set, the pause's planned end, ISO 8601 with \
-the location's UTC offset, and its reason). Suited to where a restaurant is, its timezone or \
-currency, or whether it takes orders now. An unknown location is refused like an inaccessible \
-one.",
+time now, currency, its order-taking switch (`status`: accepting or paused; when set, the \
+pause's planned end, ISO 8601 with the location's UTC offset, and its reason), which answers \
+\"are we accepting orders\", and apart from it `opening_hours_now`: whether it is open now by \
+its opening hours in its timezone, with the next opening time (a location can accept orders \
+while its hours say closed). Suited to where a restaurant is, its timezone or currency, or \
+whether it takes orders now. An unknown location is refused like an inaccessible one.",
     scope: "location.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -39,8 +41,11 @@ pub struct LocationGetOutput {
     pub location: Location,
     /// The time now at the location, ISO 8601 with its UTC offset: the base for times such as "today 18:00".
     pub local_time: String,
-    /// Current order intake.
+    /// The order-taking switch: whether new orders are accepted.
     pub status: LocationStatus,
+    /// Open now by the opening hours, apart from the switch; absent when the location has no opening hours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening_hours_now: Option<OpeningNow>,
 }
 
 /// `chataigne_location_get`, declared by [`SPEC`].
@@ -66,6 +71,13 @@ impl Tool for LocationGet {
             .location_status(&input.location_id)
             .await?
             .ok_or(DomainError::NotFound)?;
+        let opening_hours_now = super::location_status_get::opening_now(
+            tools,
+            &input.location_id,
+            &status.timezone,
+            ctx.now_ms,
+        )
+        .await?;
         let status = present::location_status(status, ctx.now_ms, ctx.locale)?;
         let location = present::location(record);
         let local_time = present::timestamp(ctx.now_ms, &location.timezone);
@@ -85,11 +97,37 @@ impl Tool for LocationGet {
             text.push_str(ctx.locale.pick(" jusqu'au ", " until "));
             text.push_str(until);
         }
+        if let Some(reason) = &status.reason_label {
+            text.push_str(&format!(" ({reason})"));
+        }
+        text.push_str(&ctx.locale.pick(
+            format!(
+                " · organisation {} ({}) · pays {} · créé le {} · statut changé le {}",
+                location.organization_name,
+                location.organization_id,
+                location.address.country,
+                location.created_at,
+                status.updated_at
+            ),
+            format!(
+                " · organization {} ({}) · country {} · created {} · status changed {}",
+                location.organization_name,
+                location.organization_id,
+                location.address.country,
+                location.created_at,
+                status.updated_at
+            ),
+        ));
+        text.push_str(&super::location_status_get::opening_text(
+            opening_hours_now.as_ref(),
+            ctx.locale,
+        ));
         Ok(ToolOutput {
             data: LocationGetOutput {
                 location,
                 local_time,
                 status,
+                opening_hours_now,
             },
             text,
             next_cursor: None,

@@ -6,6 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::support::Summary;
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, LocationSettings, SETTINGS_SCOPE, SettingsSection};
@@ -88,26 +89,65 @@ impl Tool for LocationSettingsGet {
             .location_settings(&input.location_id, &sections)
             .await?;
         let settings = present::settings(location, &records, ctx.locale)?;
-        let names: Vec<&str> = input.sections.iter().map(|s| s.as_str()).collect();
-        let text = if ctx.locale == Locale::Fr {
-            format!(
-                "Réglages de {} : {} (heures locales, fuseau {}).",
-                settings.location_name,
-                names.join(", "),
-                settings.timezone
-            )
-        } else {
-            format!(
-                "Settings of {}: {} (local times, timezone {}).",
-                settings.location_name,
-                names.join(", "),
-                settings.timezone
-            )
-        };
+        let text = settings_text(&settings, &sections, ctx.locale)?;
         Ok(ToolOutput {
             data: LocationSettingsGetOutput { settings },
             text,
             next_cursor: None,
         })
     }
+}
+
+/// The settings as text: the location, then each requested section on its
+/// line with every value (opening hours one weekday per line); a section
+/// never configured is said to be absent.
+fn settings_text(
+    settings: &LocationSettings,
+    sections: &[SettingsSection],
+    locale: Locale,
+) -> Result<String, DomainError> {
+    let (name, id, tz, currency) = (
+        &settings.location_name,
+        &settings.location_id,
+        &settings.timezone,
+        &settings.currency,
+    );
+    let head = locale.pick(
+        format!("Réglages de {name} ({id}) · heures locales, fuseau {tz} · devise {currency}."),
+        format!("Settings of {name} ({id}) · local times, timezone {tz} · currency {currency}."),
+    );
+    let mut summary = Summary::new(locale, head);
+    let value = serde_json::to_value(settings)
+        .map_err(|e| DomainError::Internal(format!("serializing settings: {e}")))?;
+    for section in sections {
+        let key = section.as_str();
+        match (section, &settings.opening_hours, value.get(key)) {
+            (SettingsSection::OpeningHours, Some(hours), _) => {
+                summary.line(format!("- {key}:"));
+                for day in &hours.days {
+                    let periods = if day.closed || day.periods.is_empty() {
+                        locale.pick("fermé", "closed").to_owned()
+                    } else {
+                        day.periods
+                            .iter()
+                            .map(|p| format!("{}–{}", p.opens, p.closes))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    summary.line(format!("  - {}: {periods}", day.weekday_label));
+                }
+            }
+            (_, _, Some(value)) if !value.is_null() => {
+                summary.line(format!("- {key}: {}", present::compact(value, locale)));
+            }
+            _ => {
+                summary.line(format!(
+                    "- {key}: {}",
+                    locale.pick("jamais configuré", "never configured")
+                ));
+            }
+        }
+    }
+    summary.narrow("moins de sections", "fewer sections");
+    Ok(summary.render(None))
 }

@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::support::Summary;
 use super::support::paged_input;
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
@@ -92,21 +93,29 @@ impl Tool for LocationsList {
             id: r.id.clone(),
         });
         let locations: Vec<Location> = records.into_iter().map(present::location).collect();
-        let mut text = if ctx.locale == Locale::Fr {
+        let head = if ctx.locale == Locale::Fr {
             format!("{} établissement(s).", locations.len())
         } else {
             format!("{} location(s).", locations.len())
         };
-        for location in &locations {
-            text.push_str(&format!(
-                "\n- {} ({}, {}, {})",
-                location.name, location.id, location.address.city, location.timezone
+        let mut summary = Summary::new(ctx.locale, head);
+        for l in &locations {
+            let a = &l.address;
+            summary.line(format!(
+                "- {} ({}) · {} ({}) · {}, {} {}, {} · {} · {} · {}",
+                l.name,
+                l.id,
+                l.organization_name,
+                l.organization_id,
+                a.line1,
+                a.postal_code,
+                a.city,
+                a.country,
+                l.timezone,
+                l.currency,
+                l.created_at
             ));
         }
-        Ok(ToolOutput {
-            data: LocationsListOutput { locations },
-            text,
-            next_cursor,
-        })
+        Ok(pager.output(LocationsListOutput { locations }, summary, next_cursor))
     }
 }

@@ -34,6 +34,7 @@ pub mod organization_create;
 pub mod organizations_list;
 pub mod schema;
 mod support;
+pub use support::DEFAULT_LIMIT;
 mod tool;
 
 use std::sync::Arc;
@@ -626,6 +627,18 @@ const ID_SOURCES: &[(&str, &str)] = &[
     ("conversation_id", "chataigne_conversations_list"),
 ];
 
+/// How to find the record of an identifier argument from what people say,
+/// after the message of an unknown one; empty when there is no such search.
+fn id_search_hint(name: &str) -> &'static str {
+    match name {
+        "order_id" => {
+            " To find an order by the number staff or customers give, call \
+             chataigne_orders_list with number, e.g. \"PAR-261130-010\" or \"261130-010\"."
+        }
+        _ => "",
+    }
+}
+
 /// The message of an unknown or inaccessible identifier among the
 /// identifier arguments of `arguments`, naming the tool each comes from (the
 /// same text whether the identifier does not exist or belongs to another
@@ -644,8 +657,9 @@ pub fn unknown_id_message(arguments: &Value) -> Option<String> {
         [] => None,
         [(name, _)] => Some(format!(
             "The {name} is unknown or outside the signed-in user's access. Take {} \
-             instead of guessing it.",
-            sources.join("")
+             instead of guessing it.{}",
+            sources.join(""),
+            id_search_hint(name)
         )),
         _ => Some(format!(
             "One of {} is unknown or outside the signed-in user's access. Take {} \
@@ -670,7 +684,10 @@ impl<T: Serialize> idempotency::Finish for ToolOutput<T> {
         let data_json = serde_json::to_string(&output.data)
             .map_err(|e| DomainError::Internal(format!("serializing output: {e}")))?;
         if data_json.len() > OUTPUT_LIMIT {
-            return Err(DomainError::OutputTooLarge);
+            return Err(DomainError::OutputTooLarge {
+                bytes: data_json.len(),
+                limit: OUTPUT_LIMIT,
+            });
         }
         Ok(CallResult {
             data_json,
@@ -693,7 +710,9 @@ mod tests {
             unknown_id_message(&json!({"order_id": "ord_x", "limit": 3})).as_deref(),
             Some(
                 "The order_id is unknown or outside the signed-in user's access. Take order_id \
-                 from chataigne_orders_list instead of guessing it."
+                 from chataigne_orders_list instead of guessing it. To find an order by the \
+                 number staff or customers give, call chataigne_orders_list with number, e.g. \
+                 \"PAR-261130-010\" or \"261130-010\"."
             )
         );
         let both = unknown_id_message(&json!({"location_id": "l", "item_id": "i"})).unwrap();

@@ -27,7 +27,7 @@ inaccessible one.",
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrderGetInput {
-    /// From chataigne_orders_list or chataigne_customer_get, e.g. "ord_01j9x…".
+    /// From chataigne_orders_list or chataigne_customer_get, e.g. "ord_01paris11_20261206_024".
     #[schemars(length(min = 1, max = 64))]
     pub order_id: String,
 }
@@ -60,20 +60,31 @@ impl Tool for OrderGet {
             .ok_or(DomainError::NotFound)?;
         let order = present::order(record, lines, ctx.locale)?;
         let mut text = format!(
-            "{} {} ({}) · {} · {} · {} · {} · {}",
+            "{} {} ({}) · {} ({}) · {} ({}) · {} · {} · {} · {} {} · {} {}",
             ctx.locale.pick("Commande", "Order"),
             order.number,
             order.id,
             order.location_name,
+            order.location_id,
+            order.customer_name,
+            order.customer_id,
             order.status_label,
             order.fulfillment_label,
             order.total.display,
-            order.created_at
+            ctx.locale.pick("passée le", "placed"),
+            order.created_at,
+            ctx.locale.pick("mise à jour le", "updated"),
+            order.updated_at
         );
         for line in &order.lines {
             text.push_str(&format!(
-                "\n- {} × {} ({})",
-                line.quantity, line.item_name, line.line_total.display
+                "\n- {} × {} ({}) · {} × {} = {}",
+                line.quantity,
+                line.item_name,
+                line.item_id,
+                line.quantity,
+                line.unit_price.display,
+                line.line_total.display
             ));
         }
         Ok(ToolOutput {

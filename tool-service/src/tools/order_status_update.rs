@@ -1,12 +1,15 @@
 //! `chataigne_order_status_update` ↔ `OrderUpdates/UpdateOrderStatus`: moves
-//! an order one step forward in its lifecycle, only from the status the
-//! caller observed.
+//! an order forward in its lifecycle, one or several steps in one call (one
+//! confirmation per intent: received → ready), only from the status the
+//! caller observed; each step passed through is recorded in the order's
+//! history.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
+use crate::domain::labels::labels_of;
 use crate::domain::{AbsentOperation, DomainError, Locale, Order, OrderStatus};
 use crate::present;
 use crate::store::{GuardedWrite, Store};
@@ -14,14 +17,15 @@ use crate::store::{GuardedWrite, Store};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_order_status_update",
     title: "Update an order's status",
-    description: "Moves one order one step forward: received → accepted → preparing → ready → \
-out_for_delivery or completed, and out_for_delivery → completed; cancellations and refunds are \
-not available through this server. The current status is read first and passed as \
-`expected_status`. A status that does not follow it is refused with \
-ORDER_STATUS_PRECONDITION_FAILED listing the statuses allowed, an order that changed since with \
-MCP_EXPECTED_STATE_MISMATCH carrying the current status. No idempotency key: the \
-expected-state check guards repeats. Returns the order (without lines) and the previous \
-status.",
+    description: "Moves one order forward, one or several steps in one call: received → \
+accepted → preparing → ready → out_for_delivery or completed, and out_for_delivery → completed; \
+e.g. received → ready in one call records accepted and preparing on the way, in the order's \
+history. Cancellations and refunds are not available through this server. The current status \
+is read first and passed as `expected_status`. A status that is not ahead of it is refused \
+with ORDER_STATUS_PRECONDITION_FAILED listing the statuses allowed, an order that changed \
+since with MCP_EXPECTED_STATE_MISMATCH carrying the current status. No idempotency key: the \
+expected-state check guards repeats. Returns the order (without lines), the previous status \
+and the steps taken.",
     scope: "orders.write",
     kind: ToolKind::Write,
     deadline: DeadlineClass::Write,
@@ -36,7 +40,7 @@ pub struct OrderStatusUpdateInput {
     /// From chataigne_orders_list or chataigne_order_get, e.g. "ord_01paris11_20260301_004".
     #[schemars(length(min = 1, max = 64))]
     pub order_id: String,
-    /// The new status, one step after `expected_status`.
+    /// The new status, any status ahead of `expected_status` (the steps between are taken too).
     pub status: OrderStatus,
     /// The `status` last read with chataigne_orders_list or chataigne_order_get.
     pub expected_status: OrderStatus,
@@ -61,6 +65,10 @@ pub struct OrderStatusUpdateOutput {
     /// The status before the change.
     pub previous_status: OrderStatus,
     pub previous_status_label: String,
+    /// The statuses passed through, in order, the new one last (recorded in
+    /// the order's history).
+    pub steps: Vec<OrderStatus>,
+    pub step_labels: Vec<String>,
 }
 
 /// `chataigne_order_status_update`, declared by [`SPEC`].
@@ -82,7 +90,7 @@ impl Tool for OrderStatusUpdate {
         if input.status == OrderStatus::Cancelled {
             return Err(DomainError::Unavailable(AbsentOperation::OrderCancellation));
         }
-        if !input.expected_status.can_move_to(input.status) {
+        let Some(steps) = input.expected_status.steps_to(input.status) else {
             // Nothing to write: the refusal says where the order can go from
             // its current status, and whether it changed since it was read.
             let (current, _) = tools
@@ -98,15 +106,10 @@ impl Tool for OrderStatusUpdate {
                 to: input.status.as_str().to_owned(),
                 current: (current != input.expected_status).then(|| current.as_str().to_owned()),
             });
-        }
+        };
         let record = match tools
             .store
-            .update_order_status(
-                &input.order_id,
-                input.expected_status,
-                input.status,
-                ctx.now_ms,
-            )
+            .update_order_status(&input.order_id, input.expected_status, &steps, ctx.now_ms)
             .await?
         {
             GuardedWrite::Updated(record) => record,
@@ -119,23 +122,20 @@ impl Tool for OrderStatusUpdate {
             GuardedWrite::Missing => return Err(DomainError::NotFound),
         };
         let order = present::order(record, Vec::new(), ctx.locale)?;
+        let walk = std::iter::once(input.expected_status)
+            .chain(steps.iter().copied())
+            .map(|status| status.label(ctx.locale))
+            .collect::<Vec<_>>()
+            .join(" → ");
         let text = if ctx.locale == Locale::Fr {
             format!(
-                "Commande {} ({}, {}) : {} → {}.",
-                order.number,
-                order.id,
-                order.location_name,
-                input.expected_status.label(ctx.locale),
-                order.status_label
+                "Commande {} ({}, {}) : {}.",
+                order.number, order.id, order.location_name, walk
             )
         } else {
             format!(
-                "Order {} ({}, {}): {} → {}.",
-                order.number,
-                order.id,
-                order.location_name,
-                input.expected_status.label(ctx.locale),
-                order.status_label
+                "Order {} ({}, {}): {}.",
+                order.number, order.id, order.location_name, walk
             )
         };
         Ok(ToolOutput {
@@ -143,6 +143,8 @@ impl Tool for OrderStatusUpdate {
                 order,
                 previous_status: input.expected_status,
                 previous_status_label: input.expected_status.label(ctx.locale).to_owned(),
+                step_labels: labels_of(&steps, ctx.locale),
+                steps,
             },
             text,
             next_cursor: None,

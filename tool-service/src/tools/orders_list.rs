@@ -4,13 +4,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::support::{page_output, paged_input};
+use super::support::{Summary, paged_input};
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Locale, Order, OrderFilter, OrderStatus, PageAfter, SortOrder};
+use crate::domain::{
+    DomainError, Locale, Order, OrderFilter, OrderNumberQuery, OrderStatus, PageAfter, SortOrder,
+};
 
-/// Orders named in the text summary.
-const SUMMARY_ORDERS: usize = 5;
 use crate::present;
 use crate::store::Store;
 
@@ -20,9 +20,10 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Lists the orders the signed-in user can read, newest first or, with \
 `sort: oldest_first`, oldest first (e.g. the longest-waiting received orders), with number, \
 status, fulfillment type, customer, total and creation time. Suited to recent or current \
-orders, orders in a given status or placed during a period; lines come from \
-chataigne_order_get. Returns 20 by default, 50 at most, with `meta.next_cursor` when more \
-exist.",
+orders, orders in a given status or placed during a period, and to find an order by the \
+number staff give (`number`: \"PAR-261130-010\", or without the location prefix \
+\"261130-010\"); lines come from chataigne_order_get. Returns 20 by default, 50 at most, \
+with `meta.next_cursor` when more exist.",
     scope: "orders.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -54,6 +55,10 @@ paged_input! {
         /// By creation time: newest_first when omitted, or oldest_first.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub sort: Option<SortOrder>,
+        /// Only the orders of this number, as staff and customers say it: "PAR-261130-010" (location prefix, day YYMMDD, sequence) or without the prefix "261130-010"; case-insensitive, exact.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(regex(pattern = OrderNumberQuery::PATTERN))]
+        pub number: Option<String>,
     }
     cursor: "`meta.next_cursor` of the previous page, with the same filters."
 }
@@ -92,6 +97,11 @@ impl Tool for OrdersList {
                 .as_deref()
                 .map(|v| present::parse_timestamp("created_to", v))
                 .transpose()?,
+            number: input
+                .number
+                .as_deref()
+                .map(|v| OrderNumberQuery::parse("number", v))
+                .transpose()?,
             ..OrderFilter::default()
         };
         if let (Some(from), Some(to)) = (filter.created_from_ms, filter.created_to_ms)
@@ -113,7 +123,12 @@ impl Tool for OrdersList {
             None => {
                 let (principal, scope) = tools.access.resolve(&ctx.credential, SPEC.scope).await?;
                 if scope.is_empty() {
-                    return Ok(summarize(Vec::new(), None, sort, ctx));
+                    let summary = summarize(&[], sort, ctx);
+                    return Ok(ToolOutput {
+                        text: summary.render(None),
+                        data: OrdersListOutput { orders: Vec::new() },
+                        next_cursor: None,
+                    });
                 }
                 if !scope.all_tenants {
                     filter.location_ids = Some(scope.location_ids);
@@ -137,46 +152,93 @@ impl Tool for OrdersList {
             .into_iter()
             .map(|r| present::order(r, Vec::new(), ctx.locale))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(summarize(orders, next_cursor, sort, ctx))
+        let summary = summarize(&orders, sort, ctx);
+        Ok(pager.output(OrdersListOutput { orders }, summary, next_cursor))
     }
 }
 
-/// An order on a line of a list summary, after a line break.
+/// An order on a line of a summary: number, id, location, customer,
+/// status, fulfillment, total and creation time.
 pub(super) fn summary_line(order: &Order) -> String {
     format!(
-        "\n- {} ({}) · {} · {} · {} · {}",
+        "- {} ({}) · {} ({}) · {} ({}) · {} · {} · {} · {}",
         order.number,
         order.id,
         order.location_name,
+        order.location_id,
+        order.customer_name,
+        order.customer_id,
         order.status_label,
+        order.fulfillment_label,
         order.total.display,
         order.created_at
     )
 }
 
-fn summarize(
-    orders: Vec<Order>,
-    next_cursor: Option<String>,
-    sort: SortOrder,
-    ctx: &CallContext,
-) -> ToolOutput<OrdersListOutput> {
+/// An order on a line of a list whose head names its locations: the
+/// location by name only when there are several, not at all when one.
+fn line_in_list(order: &Order, location: bool) -> String {
+    let at = if location {
+        format!(" · {}", order.location_name)
+    } else {
+        String::new()
+    };
+    format!(
+        "- {} ({}){at} · {} ({}) · {} · {} · {} · {}",
+        order.number,
+        order.id,
+        order.customer_name,
+        order.customer_id,
+        order.status_label,
+        order.fulfillment_label,
+        order.total.display,
+        order.created_at
+    )
+}
+
+/// The summary of a page of orders, one line per order.
+fn summarize(orders: &[Order], sort: SortOrder, ctx: &CallContext) -> Summary {
     let oldest = sort.oldest_first();
-    let mut text = match (ctx.locale, orders.len(), oldest) {
+    // The locations named once in the head, with their ids.
+    let mut locations: Vec<(&str, &str)> = Vec::new();
+    for order in orders {
+        let location = (order.location_name.as_str(), order.location_id.as_str());
+        if !locations.contains(&location) {
+            locations.push(location);
+        }
+    }
+    let at = match locations.as_slice() {
+        [] => String::new(),
+        [(name, id)] => format!(" · {name} ({id})"),
+        several => format!(
+            " · {} {}",
+            ctx.locale.pick("établissements", "locations"),
+            several
+                .iter()
+                .map(|(name, id)| format!("{name} ({id})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let head = match (ctx.locale, orders.len(), oldest) {
         (Locale::Fr, 0, _) => "Aucune commande ne correspond.".to_owned(),
         (Locale::Fr, n, false) => {
-            format!("{n} commande(s), de la plus récente à la plus ancienne.")
+            format!("{n} commande(s), de la plus récente à la plus ancienne{at}.")
         }
-        (Locale::Fr, n, true) => format!("{n} commande(s), de la plus ancienne à la plus récente."),
+        (Locale::Fr, n, true) => {
+            format!("{n} commande(s), de la plus ancienne à la plus récente{at}.")
+        }
         (_, 0, _) => "No orders match.".to_owned(),
-        (_, n, false) => format!("{n} order(s), newest first."),
-        (_, n, true) => format!("{n} order(s), oldest first."),
+        (_, n, false) => format!("{n} order(s), newest first{at}."),
+        (_, n, true) => format!("{n} order(s), oldest first{at}."),
     };
-    for order in orders.iter().take(SUMMARY_ORDERS) {
-        text.push_str(&summary_line(order));
+    let mut summary = Summary::new(ctx.locale, head);
+    for order in orders {
+        summary.line(line_in_list(order, locations.len() > 1));
     }
-    let more = ctx.locale.pick(
-        "\nD'autres commandes suivent (meta.next_cursor).",
-        "\nMore orders follow (meta.next_cursor).",
+    summary.narrow(
+        "un filtre location_id, statuses ou created_from/created_to",
+        "a location_id, statuses or created_from/created_to filter",
     );
-    page_output(OrdersListOutput { orders }, text, next_cursor, more)
+    summary
 }

@@ -45,7 +45,7 @@ pub struct OrganizationCreateInput {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CreatedOrganization {
-    /// Organization ID, e.g. "org_01…".
+    /// Organization ID, e.g. "org_01a24f4422aa719dbc220863523e1818".
     /// Results recorded before the one id convention replay as they were.
     #[serde(alias = "organization_id")]
     pub id: String,
@@ -114,9 +114,15 @@ impl Tool for OrganizationCreate {
             created_at: crate::present::timestamp(ctx.now_ms, "UTC"),
         };
         let text = if ctx.locale == Locale::Fr {
-            format!("Organisation « {name} » créée ({id}).")
+            format!(
+                "Organisation « {name} » créée ({id}) le {}.",
+                organization.created_at
+            )
         } else {
-            format!("Organization \"{name}\" created ({id}).")
+            format!(
+                "Organization \"{name}\" created ({id}) at {}.",
+                organization.created_at
+            )
         };
         let once = Once {
             tool: SPEC.name,

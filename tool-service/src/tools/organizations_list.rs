@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::support::Summary;
 use super::support::paged_input;
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
@@ -67,21 +68,27 @@ impl Tool for OrganizationsList {
         });
         let organizations: Vec<Organization> =
             records.into_iter().map(present::organization).collect();
-        let mut text = if ctx.locale == Locale::Fr {
+        let head = if ctx.locale == Locale::Fr {
             format!("{} organisation(s).", organizations.len())
         } else {
             format!("{} organization(s).", organizations.len())
         };
+        let mut summary = Summary::new(ctx.locale, head);
         for org in &organizations {
-            text.push_str(&format!(
-                "\n- {} ({}, {} location(s))",
-                org.name, org.id, org.location_count
+            summary.line(format!(
+                "- {} ({}) · {} {} · {} {}",
+                org.name,
+                org.id,
+                org.location_count,
+                ctx.locale.pick("établissement(s)", "location(s)"),
+                ctx.locale.pick("créée le", "created"),
+                org.created_at
             ));
         }
-        Ok(ToolOutput {
-            data: OrganizationsListOutput { organizations },
-            text,
+        Ok(pager.output(
+            OrganizationsListOutput { organizations },
+            summary,
             next_cursor,
-        })
+        ))
     }
 }

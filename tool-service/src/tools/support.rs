@@ -1,11 +1,13 @@
 //! What every tool shares: page limits, the paging arguments of list inputs,
 //! cursor binding, owner resolution and bounded summaries.
 
+use std::sync::{Mutex, PoisonError};
+
 use serde::Serialize;
 
 use crate::access::Principal;
 use crate::cursor::{Binding, CursorCodec};
-use crate::domain::{DomainError, PageAfter, PageRequest};
+use crate::domain::{DomainError, Locale, PageAfter, PageRequest};
 use crate::store::GuardedWrite;
 
 use super::{CallContext, ToolOutput, Tools};
@@ -80,6 +82,9 @@ pub struct Pager<'a> {
     principal: &'a Principal,
     cursors: &'a CursorCodec,
     ctx: &'a CallContext,
+    /// The positions of the records of the page cut by [`Pager::paginate`],
+    /// for the cursor that resumes after the last record a summary shows.
+    positions: Mutex<Vec<PageAfter>>,
 }
 
 impl<'a> Pager<'a> {
@@ -97,6 +102,7 @@ impl<'a> Pager<'a> {
             principal,
             cursors,
             ctx,
+            positions: Mutex::new(Vec::new()),
         }
     }
 
@@ -153,15 +159,48 @@ impl<'a> Pager<'a> {
         position: impl Fn(&R) -> PageAfter,
     ) -> (Vec<R>, Option<String>) {
         let limit = page.limit as usize;
-        if records.len() <= limit {
-            return (records, None);
-        }
+        let more = records.len() > limit;
         records.truncate(limit);
-        let next = records.last().map(|last| {
-            self.cursors
-                .encode(&position(last), self.binding(), self.ctx.now_ms)
-        });
+        let positions: Vec<PageAfter> = records.iter().map(position).collect();
+        let next = positions
+            .last()
+            .filter(|_| more)
+            .map(|last| self.cursors.encode(last, self.binding(), self.ctx.now_ms));
+        *self
+            .positions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = positions;
         (records, next)
+    }
+
+    /// A page's output: its summary, one line per record of the page in
+    /// order, which names the cursor of the next page or, when lines do not
+    /// fit, the cursor that resumes after the last line shown.
+    pub fn output<T>(
+        &self,
+        data: T,
+        summary: Summary,
+        next_cursor: Option<String>,
+    ) -> ToolOutput<T> {
+        let positions = std::mem::take(
+            &mut *self
+                .positions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let resume: Vec<String> = if positions.len() == summary.lines.len() {
+            positions
+                .iter()
+                .map(|p| self.cursors.encode(p, self.binding(), self.ctx.now_ms))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        ToolOutput {
+            text: summary.render_resuming(next_cursor.as_deref(), &resume),
+            data,
+            next_cursor,
+        }
     }
 }
 
@@ -181,20 +220,147 @@ impl<S, A> Tools<S, A> {
     }
 }
 
-/// A list call's output: `text`, then `more` when another page follows.
-pub fn page_output<T>(
-    data: T,
-    mut text: String,
-    next_cursor: Option<String>,
-    more: &str,
-) -> ToolOutput<T> {
-    if next_cursor.is_some() {
-        text.push_str(more);
+/// The text of a result that carries the answer to a model that reads only
+/// the text: a head, one line per record (or value), and the cursor of the
+/// next page, within [`TEXT_LIMIT`]. The lines that do not fit are counted
+/// and the truncation is stated with the cursor that resumes after the last
+/// line shown (a page's summary, see [`Pager::output`]) and the request that
+/// shows them all (a smaller `limit`, or a filter); the next page's cursor
+/// is then left out, since it would skip the records not shown.
+#[derive(Debug)]
+pub struct Summary {
+    locale: Locale,
+    head: String,
+    lines: Vec<String>,
+    /// What narrows the request besides a smaller limit, in the caller's
+    /// language (e.g. "a statuses filter").
+    narrow: Option<String>,
+    /// What the cursor continues to ("older messages"), when not "the next page".
+    next: Option<String>,
+}
+
+impl Summary {
+    pub fn new(locale: Locale, head: impl Into<String>) -> Summary {
+        Summary {
+            locale,
+            head: head.into(),
+            lines: Vec::new(),
+            narrow: None,
+            next: None,
+        }
     }
-    ToolOutput {
-        data,
-        text,
-        next_cursor,
+
+    /// Adds a record's line (without its leading break).
+    pub fn line(&mut self, line: impl Into<String>) -> &mut Summary {
+        self.lines.push(line.into());
+        self
+    }
+
+    /// Names the filter that narrows the request: `fr` or `en` by locale.
+    pub fn narrow(&mut self, fr: &str, en: &str) -> &mut Summary {
+        self.narrow = Some(self.locale.pick(fr, en).to_owned());
+        self
+    }
+
+    /// Names what the cursor leads to: `fr` or `en` by locale.
+    pub fn next(&mut self, fr: &str, en: &str) -> &mut Summary {
+        self.next = Some(self.locale.pick(fr, en).to_owned());
+        self
+    }
+
+    fn cursor_line(&self, cursor: &str) -> String {
+        match (self.locale, &self.next) {
+            (Locale::Fr, Some(next)) => {
+                format!("\n{next} : rappeler avec les mêmes arguments et cursor \"{cursor}\".")
+            }
+            (Locale::Fr, None) => {
+                format!("\nPage suivante : rappeler avec les mêmes filtres et cursor \"{cursor}\".")
+            }
+            (_, Some(next)) => {
+                format!("\n{next}: call again with the same arguments and cursor \"{cursor}\".")
+            }
+            (_, None) => {
+                format!("\nNext page: call again with the same filters and cursor \"{cursor}\".")
+            }
+        }
+    }
+
+    /// The statement of a cut: how many lines are not shown, the cursor
+    /// that resumes after the last one shown (a page's summary), and the
+    /// limit that shows a whole page.
+    fn truncation_line(&self, shown: usize, hidden: usize, resume: Option<&str>) -> String {
+        let limit = shown.max(1);
+        let narrow = self.narrow.as_deref();
+        match self.locale {
+            Locale::Fr => format!(
+                "\n{hidden} ligne(s) de plus non affichée(s) ici (limite de texte de 4 Kio ; \
+                 elles sont dans le contenu structuré).{} Pour tout lire ici : rappeler avec \
+                 limit {limit}{}.",
+                resume
+                    .map(|c| format!(
+                        " Pour reprendre après la dernière affichée : rappeler avec les mêmes \
+                         arguments et cursor \"{c}\"."
+                    ))
+                    .unwrap_or_default(),
+                narrow.map(|n| format!(" ou avec {n}")).unwrap_or_default()
+            ),
+            Locale::En => format!(
+                "\n{hidden} more line(s) not shown here (4 KiB text limit; they are in the \
+                 structured content).{} To read them all here: call again with limit {limit}{}.",
+                resume
+                    .map(|c| format!(
+                        " To resume after the last one shown: call again with the same \
+                         arguments and cursor \"{c}\"."
+                    ))
+                    .unwrap_or_default(),
+                narrow.map(|n| format!(" or with {n}")).unwrap_or_default()
+            ),
+        }
+    }
+
+    /// The text: every line that fits, then the cursor line or, when lines
+    /// were left out, the truncation and how to narrow the request.
+    pub fn render(self, next_cursor: Option<&str>) -> String {
+        self.render_resuming(next_cursor, &[])
+    }
+
+    /// [`Summary::render`] where `resume[n]` is the cursor that continues
+    /// after line `n` (empty when lines have no position).
+    fn render_resuming(self, next_cursor: Option<&str>, resume: &[String]) -> String {
+        let cursor = next_cursor
+            .filter(|c| !c.is_empty())
+            .map(|c| self.cursor_line(c))
+            .unwrap_or_default();
+        let total = self.lines.len();
+        let full = self.head.len() + self.lines.iter().map(|l| l.len() + 1).sum::<usize>();
+        if full + cursor.len() <= TEXT_LIMIT {
+            let mut text = self.head;
+            for line in &self.lines {
+                text.push('\n');
+                text.push_str(line);
+            }
+            text.push_str(&cursor);
+            return text;
+        }
+        // Room kept for the longest statement of a cut.
+        let longest = resume.iter().max_by_key(|c| c.len()).map(String::as_str);
+        let ending = self.truncation_line(total, total, longest).len();
+        let mut text = self.head.clone();
+        let mut shown: usize = 0;
+        for line in &self.lines {
+            if text.len() + 1 + line.len() + ending > TEXT_LIMIT {
+                break;
+            }
+            text.push('\n');
+            text.push_str(line);
+            shown += 1;
+        }
+        let after = shown
+            .checked_sub(1)
+            .and_then(|last| resume.get(last))
+            .map(String::as_str);
+        text.push_str(&self.truncation_line(shown, total - shown, after));
+        text
     }
 }
 
@@ -239,6 +405,70 @@ mod tests {
         assert!(bounded.len() <= TEXT_LIMIT);
         assert!(bounded.ends_with('…'));
         assert_eq!(bound_text("short".into()), "short");
+    }
+
+    #[test]
+    fn a_summary_that_fits_carries_every_line_and_the_cursor() {
+        let mut summary = Summary::new(Locale::En, "2 order(s).");
+        summary.line("- A (ord_1)").line("- B (ord_2)");
+        let text = summary.render(Some("abc"));
+        assert_eq!(
+            text,
+            "2 order(s).\n- A (ord_1)\n- B (ord_2)\nNext page: call again with the same \
+             filters and cursor \"abc\"."
+        );
+        let last = Summary::new(Locale::Fr, "0 commande.").render(None);
+        assert_eq!(last, "0 commande.");
+    }
+
+    #[test]
+    fn a_french_summary_speaks_french_and_resumes_after_its_last_line() {
+        let mut summary = Summary::new(Locale::Fr, "50 article(s).");
+        for n in 0..50 {
+            summary.line(format!("- article {n:02} {}", "x".repeat(150)));
+        }
+        let resume: Vec<String> = (0..50).map(|n| format!("after{n:02}")).collect();
+        let text = summary.render_resuming(Some("suivante"), &resume);
+        assert!(text.len() <= TEXT_LIMIT, "{}", text.len());
+        let shown = text.lines().filter(|l| l.starts_with("- article")).count();
+        assert!(
+            text.contains(&format!(
+                "{} ligne(s) de plus non affichée(s) ici (limite de texte de 4 Kio ; elles sont \
+                 dans le contenu structuré). Pour reprendre après la dernière affichée : \
+                 rappeler avec les mêmes arguments et cursor \"after{:02}\". Pour tout lire ici : \
+                 rappeler avec limit {shown}.",
+                50 - shown,
+                shown - 1
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("suivante"), "{text}");
+    }
+
+    #[test]
+    fn a_summary_too_long_states_the_truncation_and_the_limit_that_fits() {
+        let mut summary = Summary::new(Locale::En, "50 item(s).");
+        for n in 0..50 {
+            summary.line(format!("- item {n:02} {}", "x".repeat(150)));
+        }
+        summary.narrow("un filtre", "a category_id filter");
+        let text = summary.render(Some("cursor123"));
+        assert!(text.len() <= TEXT_LIMIT, "{}", text.len());
+        let shown = text.lines().filter(|l| l.starts_with("- item")).count();
+        assert!(shown > 10 && shown < 50, "{shown}");
+        assert!(
+            text.contains(&format!(
+                "{} more line(s) not shown here (4 KiB text limit; they are in the structured \
+                 content). To read them all here: call again with limit {shown} or with a \
+                 category_id filter.",
+                50 - shown
+            )),
+            "{text}"
+        );
+        assert!(
+            !text.contains("cursor123"),
+            "the cursor would skip lines: {text}"
+        );
     }
 
     #[test]

@@ -67,6 +67,7 @@ chataigne_common::on_both_backends! {
         rollup_refresh_is_idempotent,
         completion_moves_the_rollup,
         status_write_is_guarded_by_the_observed_status,
+        a_change_of_several_steps_records_each_in_the_history_at_once,
         concurrent_writers_from_one_status_one_wins,
         customers_page_by_name_with_filters,
         customer_detail_and_recent_orders,
@@ -215,7 +216,12 @@ async fn completion_moves_the_rollup(store: &impl Backend, data: &DataSet) {
         .to_string();
     let before = buckets(store, &row.location_id, Bucket::Day).await[&day];
     let write = store
-        .update_order_status(id, OrderStatus::Ready, OrderStatus::Completed, NOW_MS + 1)
+        .update_order_status(
+            id,
+            OrderStatus::Ready,
+            &[OrderStatus::Completed],
+            NOW_MS + 1,
+        )
         .await
         .unwrap();
     let GuardedWrite::Updated(order) = write else {
@@ -237,13 +243,17 @@ async fn completion_moves_the_rollup(store: &impl Backend, data: &DataSet) {
 async fn status_write_is_guarded_by_the_observed_status(store: &impl Backend, data: &DataSet) {
     let id = &order_in(data, "received");
     let stale = store
-        .update_order_status(id, OrderStatus::Accepted, OrderStatus::Preparing, NOW_MS)
+        .update_order_status(id, OrderStatus::Accepted, &[OrderStatus::Preparing], NOW_MS)
         .await
         .unwrap();
     let GuardedWrite::Mismatch(current) = stale else {
         panic!("the order is still received")
     };
     assert_eq!(current.status, "received");
+    assert!(
+        store.order_status_history(id).await.unwrap().is_empty(),
+        "a refused change leaves no history"
+    );
     let (unchanged, _) = store.get_order(id).await.unwrap().unwrap();
     assert_eq!(unchanged.status, "received");
     assert!(matches!(
@@ -251,7 +261,7 @@ async fn status_write_is_guarded_by_the_observed_status(store: &impl Backend, da
             .update_order_status(
                 "ord_unknown",
                 OrderStatus::Received,
-                OrderStatus::Accepted,
+                &[OrderStatus::Accepted],
                 NOW_MS
             )
             .await
@@ -260,11 +270,118 @@ async fn status_write_is_guarded_by_the_observed_status(store: &impl Backend, da
     ));
 }
 
+async fn a_change_of_several_steps_records_each_in_the_history_at_once(
+    store: &impl Backend,
+    data: &DataSet,
+) {
+    let id = &order_in(data, "received");
+    let row = data.orders.iter().find(|o| o.id == *id).unwrap();
+    let timezone = &data
+        .locations
+        .iter()
+        .find(|l| l.id == row.location_id)
+        .unwrap()
+        .timezone;
+    let day = local_date(row.created_at_ms, timezone)
+        .format("%Y-%m-%d")
+        .to_string();
+    let before = buckets(store, &row.location_id, Bucket::Day).await[&day];
+    let steps = OrderStatus::Received
+        .steps_to(OrderStatus::Completed)
+        .unwrap();
+    let GuardedWrite::Updated(order) = store
+        .update_order_status(id, OrderStatus::Received, &steps, NOW_MS + 2)
+        .await
+        .unwrap()
+    else {
+        panic!("the order was received")
+    };
+    assert_eq!(order.status, "completed");
+    let history: Vec<(String, String, i64)> = store
+        .order_status_history(id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.from_status, c.to_status, c.changed_at_ms))
+        .collect();
+    let at = |from: &str, to: &str| (from.to_owned(), to.to_owned(), NOW_MS + 2);
+    assert_eq!(
+        history,
+        vec![
+            at("received", "accepted"),
+            at("accepted", "preparing"),
+            at("preparing", "ready"),
+            at("ready", "completed"),
+        ]
+    );
+    // Completed once, counted once.
+    let after = buckets(store, &row.location_id, Bucket::Day).await[&day];
+    assert_eq!(after.completed_count, before.completed_count + 1);
+    // A later change adds to the history, after the earlier steps.
+    let other = &data
+        .orders
+        .iter()
+        .filter(|o| o.status == "received")
+        .nth(1)
+        .unwrap()
+        .id;
+    store
+        .update_order_status(
+            other,
+            OrderStatus::Received,
+            &[OrderStatus::Accepted],
+            NOW_MS + 3,
+        )
+        .await
+        .unwrap();
+    store
+        .update_order_status(
+            other,
+            OrderStatus::Accepted,
+            &[OrderStatus::Preparing, OrderStatus::Ready],
+            NOW_MS + 4,
+        )
+        .await
+        .unwrap();
+    let later: Vec<String> = store
+        .order_status_history(other)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| {
+            format!(
+                "{}>{}@{}",
+                c.from_status,
+                c.to_status,
+                c.changed_at_ms - NOW_MS
+            )
+        })
+        .collect();
+    assert_eq!(
+        later,
+        vec![
+            "received>accepted@3",
+            "accepted>preparing@4",
+            "preparing>ready@4"
+        ]
+    );
+}
+
 async fn concurrent_writers_from_one_status_one_wins(store: &impl Backend, data: &DataSet) {
     let id = &order_in(data, "received");
     let (a, b) = tokio::join!(
-        store.update_order_status(id, OrderStatus::Received, OrderStatus::Accepted, NOW_MS + 5),
-        store.update_order_status(id, OrderStatus::Received, OrderStatus::Accepted, NOW_MS + 6),
+        store.update_order_status(
+            id,
+            OrderStatus::Received,
+            &[OrderStatus::Accepted],
+            NOW_MS + 5
+        ),
+        store.update_order_status(
+            id,
+            OrderStatus::Received,
+            &[OrderStatus::Accepted],
+            NOW_MS + 6
+        ),
     );
     let outcomes = [a.unwrap(), b.unwrap()];
     let won = outcomes

@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 use chataigne_common::demo;
 use chataigne_tools::domain::{
-    Dependency, DomainError, OrderFilter, OrderStatus, PageAfter, PageRequest, SortOrder,
-    TenantScope,
+    Dependency, DomainError, OrderFilter, OrderNumberQuery, OrderStatus, PageAfter, PageRequest,
+    SortOrder, TenantScope,
 };
 use chataigne_tools::store::seed::{DataSet, OrderRow, SeedSpec};
 use chataigne_tools::store::{OrderRecord, Owner, PgStore, SqliteStore, Store, StoreOptions};
@@ -89,6 +89,7 @@ chataigne_common::on_both_backends! {
         orders_paginate_exactly_once,
         orders_paginate_oldest_first_exactly_once,
         order_filters,
+        orders_by_number_with_or_without_prefix_in_any_case,
         order_tenant_union,
         invalid_order_cursor,
         order_detail,
@@ -475,6 +476,121 @@ async fn order_filters(store: &impl Backend, data: &DataSet) {
     assert!(!with_to.contains(&pivot.id));
 }
 
+async fn orders_by_number_with_or_without_prefix_in_any_case(store: &impl Backend, data: &DataSet) {
+    let target = &data.orders[data.orders.len() / 3];
+    let (prefix, bare) = target.number.split_once('-').unwrap();
+    // The same day and sequence at other locations: a bare number finds them
+    // all, the prefixed one only its location's city.
+    let same_bare: Vec<&OrderRow> = data
+        .orders
+        .iter()
+        .filter(|o| o.number.split_once('-').unwrap().1 == bare)
+        .collect();
+    assert!(
+        same_bare.len() > 1,
+        "the data set has one number at several locations"
+    );
+    let newest_first = |rows: Vec<&OrderRow>| {
+        let mut rows = rows;
+        rows.sort_by(|a, b| {
+            b.created_at_ms
+                .cmp(&a.created_at_ms)
+                .then_with(|| b.id.cmp(&a.id))
+        });
+        ids(&rows, |o| &o.id)
+    };
+    let by = |number: &str, filter: OrderFilter| OrderFilter {
+        number: Some(OrderNumberQuery::parse("number", number).unwrap()),
+        ..filter
+    };
+    let lower = target.number.to_lowercase();
+    let prefixed_expected = newest_first(
+        same_bare
+            .iter()
+            .copied()
+            .filter(|o| o.number == target.number)
+            .collect(),
+    );
+    assert!(prefixed_expected.contains(&target.id));
+    assert!(prefixed_expected.len() < same_bare.len());
+    for (number, filter, expected) in [
+        (
+            target.number.as_str(),
+            OrderFilter::default(),
+            prefixed_expected.clone(),
+        ),
+        (lower.as_str(), OrderFilter::default(), prefixed_expected),
+        (
+            bare,
+            OrderFilter::default(),
+            newest_first(same_bare.clone()),
+        ),
+        (
+            bare,
+            OrderFilter {
+                location_ids: Some(vec![target.location_id.clone()]),
+                ..OrderFilter::default()
+            },
+            vec![target.id.clone()],
+        ),
+        (
+            bare,
+            OrderFilter {
+                organization_ids: Some(vec![target.organization_id.clone()]),
+                sort: SortOrder::OldestFirst,
+                ..OrderFilter::default()
+            },
+            {
+                let mut ids = newest_first(
+                    same_bare
+                        .iter()
+                        .copied()
+                        .filter(|o| o.organization_id == target.organization_id)
+                        .collect(),
+                );
+                ids.reverse();
+                ids
+            },
+        ),
+    ] {
+        let filter = by(number, filter);
+        let found = ids(&all_orders(store, &filter, 50).await, |o| &o.id);
+        assert_eq!(found, expected, "{number}");
+        // Paged one by one, the same orders.
+        let paged = ids(&all_orders(store, &filter, 1).await, |o| &o.id);
+        assert_eq!(paged, expected, "{number} by pages of one");
+    }
+    // With filters that exclude it, or another prefix or day: nothing.
+    let other_status = OrderStatus::ALL
+        .into_iter()
+        .find(|s| s.as_str() != target.status)
+        .unwrap();
+    let excluded = by(
+        &target.number,
+        OrderFilter {
+            statuses: vec![other_status],
+            location_ids: Some(vec![target.location_id.clone()]),
+            ..OrderFilter::default()
+        },
+    );
+    assert!(
+        store
+            .list_orders(&excluded, &page(20))
+            .await
+            .unwrap()
+            .iter()
+            .all(|o| o.id != target.id)
+    );
+    let other_prefix = format!("{}Q-{bare}", &prefix[..prefix.len().min(2)]);
+    for number in [other_prefix.as_str(), "991231-999"] {
+        let none = store
+            .list_orders(&by(number, OrderFilter::default()), &page(20))
+            .await
+            .unwrap();
+        assert!(none.is_empty(), "{number}: {none:?}");
+    }
+}
+
 async fn order_tenant_union(store: &impl Backend, data: &DataSet) {
     let cases = [
         // Brooklyn, or anything of Bistro: never Boston.
@@ -704,6 +820,17 @@ async fn backends_agree() {
             created_from_ms: Some(NOW_MS - 36 * HOUR_MS),
             created_to_ms: Some(NOW_MS - HOUR_MS),
             sort: SortOrder::OldestFirst,
+            number: None,
+        },
+        OrderFilter {
+            number: Some(
+                OrderNumberQuery::parse(
+                    "number",
+                    data().orders[0].number.split_once('-').unwrap().1,
+                )
+                .unwrap(),
+            ),
+            ..OrderFilter::default()
         },
     ];
     for filter in &filters {

@@ -212,6 +212,141 @@ async fn analytics_agree_with_the_orders_keep_their_limits_and_follow_completion
     assert_eq!(data(&own)["currency"], "USD");
 }
 
+/// The location's calendar day today, from its local time.
+async fn local_today(c: &Client<'_>, manager: &str) -> chrono::NaiveDate {
+    let location = c
+        .call(
+            manager,
+            "chataigne_location_get",
+            json!({"location_id": demo::LOC_PARIS}),
+        )
+        .await;
+    let local = data(&location)["local_time"].as_str().unwrap();
+    chrono::NaiveDate::parse_from_str(&local[..10], "%Y-%m-%d").unwrap()
+}
+
+/// "Sales last week vs the week before": one call with `compare_previous`,
+/// whose changes agree with two separate queries; the future refused with
+/// the range allowed; a previous value of 0 gives no percent.
+async fn analytics_compare_with_the_previous_period_and_refuse_the_future(scene: &Scene) {
+    let c = &scene.client().await;
+    let manager = &*scene.manager;
+    let today = local_today(c, manager).await;
+    let day = |back: u64| {
+        today
+            .checked_sub_days(chrono::Days::new(back))
+            .unwrap()
+            .format("%Y-%m-%d")
+            .to_string()
+    };
+    let tomorrow = today.succ_opt().unwrap().format("%Y-%m-%d").to_string();
+    let query = |from: &str, to: &str, compare: bool| {
+        json!({"location_id": demo::LOC_PARIS, "metrics": ["orders_count", "revenue", "delivery_share"],
+               "date_from": from, "date_to": to, "compare_previous": compare})
+    };
+
+    // The future is refused, naming today in the location's calendar.
+    for (from, to, field) in [
+        (day(3), tomorrow.clone(), "date_to"),
+        (tomorrow.clone(), tomorrow.clone(), "date_from"),
+    ] {
+        let refused = c
+            .call(
+                manager,
+                "chataigne_analytics_query",
+                query(&from, &to, false),
+            )
+            .await;
+        assert_eq!(error_code(&refused), "MCP_INVALID_ARGUMENTS");
+        let message = error_message(&refused);
+        let message = message.as_str().unwrap();
+        assert!(
+            message.contains(&format!("{field} must not be after today, {}", day(0))),
+            "{message}"
+        );
+        assert!(message.contains("Europe/Paris"), "{message}");
+        assert!(
+            message.contains(&format!("to date_to {}", day(0))),
+            "{message}"
+        );
+    }
+    // Today itself is allowed.
+    let today_only = c
+        .call(
+            manager,
+            "chataigne_analytics_query",
+            query(&day(0), &day(0), false),
+        )
+        .await;
+    assert!(data(&today_only)["comparison"].is_null());
+
+    // Last 7 days against the 7 before, in one call.
+    let compared = c
+        .call(
+            manager,
+            "chataigne_analytics_query",
+            query(&day(7), &day(1), true),
+        )
+        .await;
+    let d = data(&compared);
+    let comparison = &d["comparison"];
+    assert_eq!(comparison["previous_date_from"], day(14));
+    assert_eq!(comparison["previous_date_to"], day(8));
+    let before = c
+        .call(
+            manager,
+            "chataigne_analytics_query",
+            query(&day(14), &day(8), false),
+        )
+        .await;
+    let before = &data(&before)["totals"];
+    assert_eq!(&comparison["previous_totals"], before);
+    let number = |values: &Value, metric: &str| match &values[metric] {
+        Value::Object(money) => money["amount_minor"].as_f64().unwrap(),
+        other => other.as_f64().unwrap(),
+    };
+    let changes = comparison["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 3);
+    for (change, metric) in changes
+        .iter()
+        .zip(["orders_count", "revenue", "delivery_share"])
+    {
+        assert_eq!(change["metric"], metric);
+        let (now, then) = (number(&d["totals"], metric), number(before, metric));
+        assert!(then > 0.0, "the demo data has a week before: {metric}");
+        assert_eq!(change["current"].as_f64().unwrap(), now, "{metric}");
+        assert_eq!(change["previous"].as_f64().unwrap(), then, "{metric}");
+        let absolute = change["absolute"].as_f64().unwrap();
+        assert!(
+            (absolute - (now - then)).abs() < 0.051,
+            "{metric}: {change}"
+        );
+        let percent = change["percent"].as_f64().unwrap();
+        assert!(
+            (percent - (now - then) * 100.0 / then).abs() < 0.051,
+            "{metric}: {change}"
+        );
+    }
+    let text = compared["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("Vs {} to {}: orders ", day(14), day(8))),
+        "{text}"
+    );
+
+    // Nothing before: the absolute change only, no percent of 0.
+    let empty = c
+        .call(
+            manager,
+            "chataigne_analytics_query",
+            query("2020-01-08", "2020-01-14", true),
+        )
+        .await;
+    let changes = &data(&empty)["comparison"]["changes"];
+    assert_eq!(changes[0]["previous"], 0.0);
+    assert_eq!(changes[0]["absolute"], 0.0);
+    assert!(changes[0]["percent"].is_null(), "{changes}");
+}
+
 async fn completed_on(c: &Client<'_>, manager: &str, day: &str) -> u64 {
     let result = c
         .call(
@@ -232,5 +367,6 @@ chataigne_common::on_both_backends! {
     finish: scene.shutdown().await,
     tests: [
         analytics_agree_with_the_orders_keep_their_limits_and_follow_completions,
+        analytics_compare_with_the_previous_period_and_refuse_the_future,
     ],
 }

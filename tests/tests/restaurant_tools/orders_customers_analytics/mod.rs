@@ -14,6 +14,7 @@
 mod analytics;
 mod conversations;
 mod customers;
+mod order_numbers;
 mod order_status;
 mod typed_api;
 

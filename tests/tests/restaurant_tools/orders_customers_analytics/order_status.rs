@@ -15,8 +15,8 @@ async fn order_status_moves_forward_only_from_the_observed_status_within_the_ten
     let order = received[0].as_str();
     let update = |status: &str, expected: &str| json!({"order_id": order, "status": status, "expected_status": expected});
 
-    // An illegal transition is refused before anything is written.
-    for (status, expected) in [("ready", "received"), ("received", "accepted")] {
+    // A backward or standing move is refused before anything is written.
+    for (status, expected) in [("received", "accepted"), ("received", "received")] {
         let illegal = c
             .call(
                 manager,
@@ -157,6 +157,87 @@ async fn order_status_moves_forward_only_from_the_observed_status_within_the_ten
     assert_eq!(error_code(&invalid), "MCP_INVALID_ARGUMENTS");
 }
 
+/// "Mark it ready" from received: one call, one confirmation, the steps
+/// between recorded; backward moves and finished orders stay refused with a
+/// next step.
+async fn an_order_moves_several_steps_forward_in_one_call(scene: &Scene) {
+    let c = &scene.client().await;
+    let manager = &*scene.manager;
+    let received = orders_in(c, manager, demo::LOC_LYON, "received").await;
+    let order = received[0].as_str();
+    // The observed status still guards the start.
+    let stale = c
+        .call(
+            manager,
+            "chataigne_order_status_update",
+            json!({"order_id": order, "status": "ready", "expected_status": "accepted"}),
+        )
+        .await;
+    assert_eq!(error_code(&stale), "MCP_EXPECTED_STATE_MISMATCH");
+    assert_eq!(order_status(c, manager, order).await, "received");
+
+    let ready = c
+        .call(
+            manager,
+            "chataigne_order_status_update",
+            json!({"order_id": order, "status": "ready", "expected_status": "received"}),
+        )
+        .await;
+    let d = data(&ready);
+    assert_eq!(d["order"]["status"], "ready");
+    assert_eq!(d["previous_status"], "received");
+    assert_eq!(d["steps"], json!(["accepted", "preparing", "ready"]));
+    let text = ready["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("received → accepted → preparing → ready"),
+        "{text}"
+    );
+    assert_eq!(order_status(c, manager, order).await, "ready");
+
+    // Backward: refused, nothing changed, with the statuses ahead.
+    let back = c
+        .call(
+            manager,
+            "chataigne_order_status_update",
+            json!({"order_id": order, "status": "preparing", "expected_status": "ready"}),
+        )
+        .await;
+    assert_eq!(error_code(&back), "ORDER_STATUS_PRECONDITION_FAILED");
+    let message = error_message(&back);
+    assert!(
+        message
+            .as_str()
+            .unwrap()
+            .contains("out_for_delivery, completed"),
+        "{message}"
+    );
+    assert_eq!(order_status(c, manager, order).await, "ready");
+
+    // Finished: refused with where to go next.
+    let done = c
+        .call(
+            manager,
+            "chataigne_order_status_update",
+            json!({"order_id": order, "status": "completed", "expected_status": "ready"}),
+        )
+        .await;
+    assert_eq!(data(&done)["steps"], json!(["completed"]));
+    let again = c
+        .call(
+            manager,
+            "chataigne_order_status_update",
+            json!({"order_id": order, "status": "completed", "expected_status": "completed"}),
+        )
+        .await;
+    assert_eq!(error_code(&again), "ORDER_STATUS_PRECONDITION_FAILED");
+    let message = error_message(&again);
+    let message = message.as_str().unwrap();
+    assert!(
+        message.contains("chataigne_order_get") && message.contains("chataigne_orders_list"),
+        "a finished order names a next call: {message}"
+    );
+}
+
 chataigne_common::on_both_backends! {
     runtime: (flavor = "multi_thread", worker_threads = 2),
     sqlite: Scene::start(Backend::Sqlite).await.expect("SQLite sandbox"),
@@ -165,5 +246,6 @@ chataigne_common::on_both_backends! {
     finish: scene.shutdown().await,
     tests: [
         order_status_moves_forward_only_from_the_observed_status_within_the_tenant,
+        an_order_moves_several_steps_forward_in_one_call,
     ],
 }

@@ -39,7 +39,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
     };
     let illegal = orders
         .update_order_status(authed(
-            request(OrderStatus::Completed, OrderStatus::Received),
+            request(OrderStatus::Received, OrderStatus::Accepted),
             &minter.assertion(manager).await,
         ))
         .await
@@ -197,6 +197,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
                 date_to: "2025-12-31".to_owned(),
                 bucket: AnalyticsBucket::Month as i32,
                 locale: "en".to_owned(),
+                compare_previous: true,
             },
             &minter.assertion(manager).await,
         ))
@@ -215,6 +216,31 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
             .sum::<u64>()
     );
     assert!(totals.items_sold.is_none());
+    // The comparison with the 365 days before (2024 has 366), per metric in
+    // request order.
+    let comparison = result.comparison.unwrap();
+    assert_eq!(
+        (
+            comparison.previous_date_from.as_str(),
+            comparison.previous_date_to.as_str()
+        ),
+        ("2024-01-02", "2024-12-31")
+    );
+    let metrics: Vec<i32> = comparison.changes.iter().map(|c| c.metric).collect();
+    assert_eq!(
+        metrics,
+        vec![
+            AnalyticsMetric::Revenue as i32,
+            AnalyticsMetric::OrdersCount as i32
+        ]
+    );
+    let orders = &comparison.changes[1];
+    assert_eq!(orders.current, totals.orders_count.unwrap() as f64);
+    assert_eq!(
+        orders.absolute,
+        orders.current - orders.previous,
+        "{orders:?}"
+    );
     let too_long = analytics
         .query_analytics(authed(
             QueryAnalyticsRequest {

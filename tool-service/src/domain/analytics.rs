@@ -163,17 +163,21 @@ impl DateRange {
 /// The change of one metric against the previous period of the same length.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MetricChange {
+    /// The metric; the output lists changes in the order of `metrics`.
+    #[serde(skip)]
+    #[schemars(skip)]
     pub metric: Metric,
+    #[serde(skip)]
+    #[schemars(skip)]
     pub metric_label: String,
-    /// The value over the requested period: a count, money in minor units of the currency, or a percent.
-    pub current: f64,
-    /// The value over the previous period, in the same unit.
-    pub previous: f64,
-    /// current − previous, in the same unit (percentage points for shares).
+    /// The value over the period minus the previous one (`totals`, `previous_totals`): a count, money in minor units, or percentage points for shares.
     pub absolute: f64,
     /// The change in percent of the previous value, one decimal; null when the previous value is 0.
     pub percent: Option<f64>,
-    /// The change for people, e.g. "+12 (+8.5%)", "-€40.00 (-3.1%)", "+2.5 pts".
+    /// The change for people, e.g. "+12 (+8.5%)", "-€40.00 (-3.1%)", "+2.5 pts":
+    /// in the text and the typed API.
+    #[serde(skip)]
+    #[schemars(skip)]
     pub display: String,
 }
 
@@ -211,8 +215,6 @@ pub fn changes(
             Some(MetricChange {
                 metric,
                 metric_label: metric.label(locale).to_owned(),
-                current: now,
-                previous: before,
                 absolute,
                 percent,
                 display,

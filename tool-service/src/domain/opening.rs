@@ -5,7 +5,6 @@
 
 use chrono::{Datelike, Days, NaiveDate, NaiveTime, TimeZone};
 use chrono_tz::Tz;
-use serde::Serialize;
 
 use super::settings_sections::{OpeningHours, Weekday};
 
@@ -21,16 +20,15 @@ pub struct HoursAt {
     pub next_opening_ms: Option<i64>,
 }
 
-/// The opening hours now, for people and programs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// The opening hours now, presented: times ISO 8601 with the location's UTC
+/// offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpeningNow {
     /// Whether the location is open now by its opening hours, in its timezone.
     pub open_now: bool,
-    /// End of the current opening period, ISO 8601 with the location's UTC offset; absent when closed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// End of the current opening period; absent when closed.
     pub closes_at: Option<String>,
-    /// Start of the next opening period, ISO 8601 with the location's UTC offset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Start of the next opening period.
     pub next_opening_at: Option<String>,
 }
 

@@ -67,8 +67,6 @@ impl From<Answered<AnalyticsQueryOutput>> for pb::QueryAnalyticsResponse {
                     .into_iter()
                     .map(|change| pb::AnalyticsChange {
                         metric: metric_to_pb(change.metric) as i32,
-                        current: change.current,
-                        previous: change.previous,
                         absolute: change.absolute,
                         percent: change.percent,
                         display: change.display,

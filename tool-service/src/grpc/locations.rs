@@ -61,7 +61,7 @@ impl From<Answered<LocationGetOutput>> for pb::GetLocationResponse {
         pb::GetLocationResponse {
             location: Some(location(answer.data.location)),
             status: Some(location_status(answer.data.status)),
-            opening_hours_now: answer.data.opening_hours_now.map(opening_now),
+            opening_hours_now: opening_now(answer.data.open_now, answer.data.next_opening_at),
         }
     }
 }
@@ -101,7 +101,7 @@ impl From<Answered<LocationStatusGetOutput>> for pb::GetLocationStatusResponse {
     fn from(answer: Answered<LocationStatusGetOutput>) -> Self {
         pb::GetLocationStatusResponse {
             status: Some(location_status(answer.data.status)),
-            opening_hours_now: answer.data.opening_hours_now.map(opening_now),
+            opening_hours_now: opening_now(answer.data.open_now, answer.data.next_opening_at),
         }
     }
 }
@@ -203,10 +203,9 @@ fn discount(discount: domain::Discount) -> pb::Discount {
     }
 }
 
-fn opening_now(opening: domain::OpeningNow) -> pb::OpeningNow {
-    pb::OpeningNow {
-        open_now: opening.open_now,
-        closes_at: opening.closes_at.unwrap_or_default(),
-        next_opening_at: opening.next_opening_at.unwrap_or_default(),
-    }
+fn opening_now(open_now: Option<bool>, next_opening_at: Option<String>) -> Option<pb::OpeningNow> {
+    open_now.map(|open_now| pb::OpeningNow {
+        open_now,
+        next_opening_at: next_opening_at.unwrap_or_default(),
+    })
 }

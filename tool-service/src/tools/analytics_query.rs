@@ -26,11 +26,8 @@ completed orders, items sold, new customers, and delivery or pickup share. Suite
 busy periods or comparing periods. Takes 1 to 8 distinct metrics and a range of at most 366 \
 days, both ends included. Each bucket's `values` are keyed by metric name; shares are \
 percents (one decimal) of the orders not cancelled; figures come from daily aggregates and \
-cover orders not cancelled unless stated otherwise. Dates after today in the location's \
-timezone are refused. With `compare_previous: true`, also the change of each metric against \
-the period of the same length just before (e.g. last week vs the week before), absolute and in \
-percent (null when there was nothing before). The text gives the totals, the changes and each \
-bucket's figures.",
+cover orders not cancelled unless stated otherwise. `compare_previous` adds the change against the previous period; future dates \
+are refused. The text gives the totals and each bucket's figures.",
     scope: "analytics.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Analytics,
@@ -57,7 +54,7 @@ pub struct AnalyticsQueryInput {
     /// Bucket width: day, week (Monday to Sunday) or month; day when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket: Option<Bucket>,
-    /// true: also compare the totals with the period of the same length just before; false when omitted.
+    /// true: add the change against the previous period of equal length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compare_previous: Option<bool>,
 }
@@ -104,7 +101,7 @@ pub struct Comparison {
     pub previous_date_to: String,
     /// The requested metrics over the previous period.
     pub previous_totals: MetricValues,
-    /// One entry per requested metric, in request order.
+    /// One entry per metric of `metrics`, in that order.
     pub changes: Vec<MetricChange>,
 }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::{DomainError, Location, LocationStatus, OpeningNow};
+use crate::domain::{DomainError, Location, LocationStatus};
 use crate::present;
 use crate::store::Store;
 
@@ -14,12 +14,10 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_location_get",
     title: "Get a location",
     description: "Returns one location (restaurant): address, IANA timezone with the local \
-time now, currency, its order-taking switch (`status`: accepting or paused; when set, the \
-pause's planned end, ISO 8601 with the location's UTC offset, and its reason), which answers \
-\"are we accepting orders\", and apart from it `opening_hours_now`: whether it is open now by \
-its opening hours in its timezone, with the next opening time (a location can accept orders \
-while its hours say closed). Suited to where a restaurant is, its timezone or currency, or \
-whether it takes orders now. An unknown location is refused like an inaccessible one.",
+time now, currency, `status`, the order-taking switch (accepting or paused, with the pause's \
+end and reason when set) that answers \"are we accepting orders\", and apart from it \
+`open_now` by its opening hours and `next_opening_at`. Times are ISO 8601 with the location's \
+UTC offset. An unknown location is refused like an inaccessible one.",
     scope: "location.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -43,9 +41,12 @@ pub struct LocationGetOutput {
     pub local_time: String,
     /// The order-taking switch: whether new orders are accepted.
     pub status: LocationStatus,
-    /// Open now by the opening hours, apart from the switch; absent when the location has no opening hours.
+    /// Open now by its opening hours, apart from `status`; absent without opening hours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub opening_hours_now: Option<OpeningNow>,
+    pub open_now: Option<bool>,
+    /// The next opening by its opening hours, ISO 8601 with the location's UTC offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_opening_at: Option<String>,
 }
 
 /// `chataigne_location_get`, declared by [`SPEC`].
@@ -127,7 +128,8 @@ impl Tool for LocationGet {
                 location,
                 local_time,
                 status,
-                opening_hours_now,
+                open_now: opening_hours_now.as_ref().map(|o| o.open_now),
+                next_opening_at: opening_hours_now.and_then(|o| o.next_opening_at),
             },
             text,
             next_cursor: None,

@@ -14,14 +14,11 @@ use crate::store::Store;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_location_status_get",
     title: "Get a location's order intake",
-    description: "Returns two different things about a location. `status`: the order-taking \
-switch, accepting or paused (with the pause's planned end, ISO 8601 with the location's UTC \
-offset, and reason when set; a pause whose end has passed reads as accepting): this answers \
-\"are we accepting orders\". `opening_hours_now`: whether the location is open now by its \
-opening hours in its timezone, when the current period ends and when it next opens; a location \
-can accept orders while its hours say closed (orders for later), or be paused while open. \
-Suited to checking the intake before or after a change; the returned `status` is the \
-`expected_status` of chataigne_location_status_update.",
+    description: "Returns a location's `status`, the order-taking switch that answers \
+\"are we accepting orders\": accepting or paused, with the pause's end (ISO 8601, location's \
+UTC offset) and reason when set; a pause whose end has passed reads as accepting. Apart from \
+it, `open_now` by its opening hours and `next_opening_at`. `status` is the `expected_status` \
+of chataigne_location_status_update.",
     scope: "locationStatusSettings.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -42,9 +39,12 @@ pub struct LocationStatusGetInput {
 pub struct LocationStatusGetOutput {
     /// The order-taking switch: whether new orders are accepted.
     pub status: LocationStatus,
-    /// Open now by the opening hours, apart from the switch; absent when the location has no opening hours.
+    /// Open now by its opening hours, apart from `status`; absent without opening hours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub opening_hours_now: Option<OpeningNow>,
+    pub open_now: Option<bool>,
+    /// The next opening by its opening hours, ISO 8601 with the location's UTC offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_opening_at: Option<String>,
 }
 
 /// `chataigne_location_status_get`, declared by [`SPEC`].
@@ -77,7 +77,8 @@ impl Tool for LocationStatusGet {
         Ok(ToolOutput {
             data: LocationStatusGetOutput {
                 status,
-                opening_hours_now,
+                open_now: opening_hours_now.as_ref().map(|o| o.open_now),
+                next_opening_at: opening_hours_now.and_then(|o| o.next_opening_at),
             },
             text,
             next_cursor: None,

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
-use crate::domain::labels::labels_of;
 use crate::domain::{AbsentOperation, DomainError, Locale, Order, OrderStatus};
 use crate::present;
 use crate::store::{GuardedWrite, Store};
@@ -19,13 +18,12 @@ pub const SPEC: ToolSpec = ToolSpec {
     title: "Update an order's status",
     description: "Moves one order forward, one or several steps in one call: received → \
 accepted → preparing → ready → out_for_delivery or completed, and out_for_delivery → completed; \
-e.g. received → ready in one call records accepted and preparing on the way, in the order's \
-history. Cancellations and refunds are not available through this server. The current status \
-is read first and passed as `expected_status`. A status that is not ahead of it is refused \
-with ORDER_STATUS_PRECONDITION_FAILED listing the statuses allowed, an order that changed \
-since with MCP_EXPECTED_STATE_MISMATCH carrying the current status. No idempotency key: the \
-expected-state check guards repeats. Returns the order (without lines), the previous status \
-and the steps taken.",
+cancellations and refunds are not available through this server. The current status is read \
+first and passed as `expected_status`. A status not ahead of it is refused with \
+ORDER_STATUS_PRECONDITION_FAILED listing the statuses allowed, an order that changed since with \
+MCP_EXPECTED_STATE_MISMATCH carrying the current status. No idempotency key: the \
+expected-state check guards repeats. Returns the order (without lines) and the previous \
+status.",
     scope: "orders.write",
     kind: ToolKind::Write,
     deadline: DeadlineClass::Write,
@@ -40,7 +38,7 @@ pub struct OrderStatusUpdateInput {
     /// From chataigne_orders_list or chataigne_order_get, e.g. "ord_01paris11_20260301_004".
     #[schemars(length(min = 1, max = 64))]
     pub order_id: String,
-    /// The new status, any status ahead of `expected_status` (the steps between are taken too).
+    /// The new status, any status ahead of `expected_status`.
     pub status: OrderStatus,
     /// The `status` last read with chataigne_orders_list or chataigne_order_get.
     pub expected_status: OrderStatus,
@@ -66,9 +64,10 @@ pub struct OrderStatusUpdateOutput {
     pub previous_status: OrderStatus,
     pub previous_status_label: String,
     /// The statuses passed through, in order, the new one last (recorded in
-    /// the order's history).
+    /// the order's history): for the typed API; the text shows them.
+    #[serde(skip)]
+    #[schemars(skip)]
     pub steps: Vec<OrderStatus>,
-    pub step_labels: Vec<String>,
 }
 
 /// `chataigne_order_status_update`, declared by [`SPEC`].
@@ -143,7 +142,6 @@ impl Tool for OrderStatusUpdate {
                 order,
                 previous_status: input.expected_status,
                 previous_status_label: input.expected_status.label(ctx.locale).to_owned(),
-                step_labels: labels_of(&steps, ctx.locale),
                 steps,
             },
             text,

@@ -20,10 +20,9 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Lists the orders the signed-in user can read, newest first or, with \
 `sort: oldest_first`, oldest first (e.g. the longest-waiting received orders), with number, \
 status, fulfillment type, customer, total and creation time. Suited to recent or current \
-orders, orders in a given status or placed during a period, and to find an order by the \
-number staff give (`number`: \"PAR-261130-010\", or without the location prefix \
-\"261130-010\"); lines come from chataigne_order_get. Returns 20 by default, 50 at most, \
-with `meta.next_cursor` when more exist.",
+orders, orders in a given status or period, or one order by its `number`; lines come from \
+chataigne_order_get. Returns 20 by default, 50 at most, with `meta.next_cursor` when more \
+exist.",
     scope: "orders.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Read,
@@ -55,7 +54,7 @@ paged_input! {
         /// By creation time: newest_first when omitted, or oldest_first.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub sort: Option<SortOrder>,
-        /// Only the orders of this number, as staff and customers say it: "PAR-261130-010" (location prefix, day YYMMDD, sequence) or without the prefix "261130-010"; case-insensitive, exact.
+        /// Order number, e.g. "PAR-261130-010" or "261130-010".
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[schemars(regex(pattern = OrderNumberQuery::PATTERN))]
         pub number: Option<String>,

@@ -186,7 +186,6 @@ async fn an_order_moves_several_steps_forward_in_one_call(scene: &Scene) {
     let d = data(&ready);
     assert_eq!(d["order"]["status"], "ready");
     assert_eq!(d["previous_status"], "received");
-    assert_eq!(d["steps"], json!(["accepted", "preparing", "ready"]));
     let text = ready["content"][0]["text"].as_str().unwrap();
     assert!(
         text.contains("received → accepted → preparing → ready"),
@@ -221,7 +220,7 @@ async fn an_order_moves_several_steps_forward_in_one_call(scene: &Scene) {
             json!({"order_id": order, "status": "completed", "expected_status": "ready"}),
         )
         .await;
-    assert_eq!(data(&done)["steps"], json!(["completed"]));
+    assert_eq!(data(&done)["order"]["status"], "completed");
     let again = c
         .call(
             manager,

@@ -59,6 +59,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
         .into_inner();
     assert_eq!(updated.order.unwrap().status, OrderStatus::Accepted as i32);
     assert_eq!(updated.previous_status, OrderStatus::Received as i32);
+    assert_eq!(updated.steps, vec![OrderStatus::Accepted as i32]);
     let stale = orders
         .update_order_status(authed(
             request(OrderStatus::Accepted, OrderStatus::Received),
@@ -72,6 +73,23 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
         decoded
             .metadata
             .contains(&("current_state".to_owned(), "accepted".to_owned()))
+    );
+    // Several steps in one call, each listed.
+    let completed = orders
+        .update_order_status(authed(
+            request(OrderStatus::Completed, OrderStatus::Accepted),
+            &assertion,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        completed.steps,
+        vec![
+            OrderStatus::Preparing as i32,
+            OrderStatus::Ready as i32,
+            OrderStatus::Completed as i32
+        ]
     );
     let anonymous = orders
         .update_order_status(request(OrderStatus::Preparing, OrderStatus::Accepted))
@@ -235,10 +253,10 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
         ]
     );
     let orders = &comparison.changes[1];
-    assert_eq!(orders.current, totals.orders_count.unwrap() as f64);
+    let before = comparison.previous_totals.unwrap().orders_count.unwrap();
     assert_eq!(
         orders.absolute,
-        orders.current - orders.previous,
+        totals.orders_count.unwrap() as f64 - before as f64,
         "{orders:?}"
     );
     let too_long = analytics

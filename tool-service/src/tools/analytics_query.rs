@@ -22,12 +22,12 @@ pub const SPEC: ToolSpec = ToolSpec {
     title: "Query analytics",
     description: "Returns a location's sales figures per day, week or month of its own \
 calendar, with totals over the range: orders, revenue, average order value, cancelled and \
-completed orders, items sold, new customers, and delivery or pickup share. Suited to trends, \
-busy periods or comparing periods. Takes 1 to 8 distinct metrics and a range of at most 366 \
+completed orders, items sold, new customers, and delivery or pickup share. Suited to trends and \
+comparing periods. Takes 1 to 8 distinct metrics and a range of at most 366 \
 days, both ends included. Each bucket's `values` are keyed by metric name; shares are \
 percents (one decimal) of the orders not cancelled; figures come from daily aggregates and \
 cover orders not cancelled unless stated otherwise. `compare_previous` adds the change against the previous period; future dates \
-are refused. The text gives the totals and each bucket's figures.",
+are refused.",
     scope: "analytics.read",
     kind: ToolKind::Read,
     deadline: DeadlineClass::Analytics,

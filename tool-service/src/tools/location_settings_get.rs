@@ -21,7 +21,7 @@ description, phone, languages), order (fulfillment types, preparation time, mini
 opening_hours (per weekday, local \"HH:MM\"), delivery (radius in km, fee, free-delivery \
 threshold, time in minutes), payment_methods, ai (assistant on or off, tone, languages), \
 loyalty (points per currency unit, reward), referrals (rewards) and notifications (channels, \
-alerts). Suited to how a restaurant is set up. Takes 1 to 9 distinct sections, each needing \
+alerts). Takes 1 to 9 distinct sections, each needing \
 its own scope besides settings.read; one missing scope refuses the whole call \
 (MCP_SCOPE_REQUIRED naming it).",
     scope: SETTINGS_SCOPE,

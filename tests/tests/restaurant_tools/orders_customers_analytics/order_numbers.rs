@@ -125,7 +125,8 @@ async fn an_order_is_found_by_the_number_staff_say(scene: &Scene) {
     );
 
     // The typed API: the same filter, the same refusal.
-    let assertion = chataigne_tests::typed_rpc::assertion(&scene.sandbox, manager).await;
+    // Every call presents an assertion of its own: each is accepted once.
+    let minter = chataigne_tests::typed_rpc::Minter::new(&scene.sandbox);
     let mut restaurant = RestaurantClient::connect(scene.sandbox.tools_grpc_url.clone())
         .await
         .unwrap();
@@ -136,7 +137,7 @@ async fn an_order_is_found_by_the_number_staff_say(scene: &Scene) {
                 number: bare.to_lowercase(),
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap()
@@ -155,7 +156,7 @@ async fn an_order_is_found_by_the_number_staff_say(scene: &Scene) {
                 number: "261130".to_owned(),
                 ..Default::default()
             },
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap_err();

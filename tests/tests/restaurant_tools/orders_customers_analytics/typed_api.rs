@@ -78,7 +78,7 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
     let completed = orders
         .update_order_status(authed(
             request(OrderStatus::Completed, OrderStatus::Accepted),
-            &assertion,
+            &minter.assertion(manager).await,
         ))
         .await
         .unwrap()

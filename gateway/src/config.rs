@@ -275,7 +275,7 @@ impl Default for Deadlines {
 
 impl Deadlines {
     /// The longest a tool call may last: the lifetime asked for the
-    /// principal assertion of a request (it serves that one call).
+    /// principal assertion of a call whose tool is not known yet.
     pub fn longest_call(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.read_ms.max(self.analytics_ms).max(self.write_ms))
     }

@@ -88,12 +88,13 @@ fn refusal_reason(decoded: &chataigne_common::codes::DecodedStatus) -> &str {
 /// Authenticates the request for `endpoint`: 401 when no valid token, 503 (never
 /// 401) when the auth-service cannot answer in time. The request id travels as
 /// `x-request-id` for the auth-service's log line; the token goes nowhere else.
+/// The principal assertion is asked for `valid_for`: the one call it serves.
 pub async fn authenticate(
     state: &AppState,
     endpoint: &Endpoint,
     headers: &HeaderMap,
     request_id: &str,
-    deadline: Duration,
+    (deadline, valid_for): (Duration, Duration),
 ) -> Result<Principal, GatewayError> {
     let metrics = &state.metrics;
     let refused = |token_presented| GatewayError::Unauthenticated {
@@ -112,8 +113,7 @@ pub async fn authenticate(
     let mut request = tonic::Request::new(AuthenticateRequest {
         access_token: token.to_owned(),
         resource: endpoint.resource.clone(),
-        valid_for_ms: i64::try_from(state.config.deadlines.longest_call().as_millis())
-            .unwrap_or(i64::MAX),
+        valid_for_ms: i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX),
     });
     if let Some(credential) = &state.config.gateway_credential
         && let Ok(value) = tonic::metadata::MetadataValue::try_from(

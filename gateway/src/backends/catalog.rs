@@ -376,6 +376,11 @@ impl Catalog {
         });
     }
 
+    /// The snapshot already fetched, if any, as it is: nothing is fetched.
+    pub fn cached(&self) -> Option<Arc<Snapshot>> {
+        self.current().0
+    }
+
     /// The current snapshot, fetched again when due; concurrent callers
     /// wait for a single fetch. Fails only when no snapshot was ever fetched.
     pub async fn snapshot(&self) -> Result<Arc<Snapshot>, tonic::Status> {

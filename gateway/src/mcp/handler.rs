@@ -188,6 +188,32 @@ async fn answer(
     answered
 }
 
+/// How long the principal assertion of this request may live: the deadline
+/// of the tool a `tools/call` names (the longest one while that tool is not
+/// in the catalogue already fetched), and only the authentication's own
+/// bound for any other message, whose assertion no backend ever sees.
+fn assertion_lifetime(state: &SharedState, incoming: &Incoming) -> Duration {
+    let deadlines = &state.config.deadlines;
+    let Incoming::Request {
+        method: McpMethod::ToolsCall,
+        params,
+        ..
+    } = incoming
+    else {
+        return Duration::from_millis(deadlines.auth_ms);
+    };
+    params
+        .as_ref()
+        .and_then(|params| params.get("name"))
+        .and_then(serde_json::Value::as_str)
+        .and_then(|name| {
+            let snapshot = state.catalog.cached()?;
+            let tool = snapshot.get(name)?;
+            Some(crate::backends::call::deadline(deadlines, tool.deadline))
+        })
+        .unwrap_or_else(|| deadlines.longest_call())
+}
+
 /// The bearer token, then the method.
 async fn authenticated(
     state: &SharedState,
@@ -199,8 +225,15 @@ async fn authenticated(
 ) -> Result<Response, GatewayError> {
     let config = &state.config;
     let auth_deadline = std::time::Duration::from_millis(config.deadlines.auth_ms);
-    let principal =
-        auth::authenticate(state, endpoint, headers, &log.request_id, auth_deadline).await?;
+    let valid_for = assertion_lifetime(state, &incoming);
+    let principal = auth::authenticate(
+        state,
+        endpoint,
+        headers,
+        &log.request_id,
+        (auth_deadline, valid_for),
+    )
+    .await?;
     log.client_id = Some(principal.client_id.clone());
     log.user_id = Some(principal.user_id.clone());
     match incoming {

@@ -136,19 +136,38 @@ async fn the_gateway_presents_its_credential_and_asks_for_one_calls_lifetime() {
     const CREDENTIAL: &str = "the gateway credential of the gateway tests";
     let h = Harness::start_with(|config| {
         config.gateway_credential = Some(secrecy::SecretString::from(CREDENTIAL));
-        // The longest tool deadline bounds the assertion's lifetime.
         config.deadlines.analytics_ms = 700;
+        config.deadlines.write_ms = 600;
     })
     .await;
+    let presented = |valid_for_ms| (Some(CREDENTIAL.to_owned()), valid_for_ms);
+    // A message that calls no tool: no backend sees its assertion, which
+    // lives only as long as the authentication's own bound (500 ms).
     let (status, _) = h.rpc(TOKEN_ALL, serde_json::from_str(PING).unwrap()).await;
     assert_eq!(status, 200);
-    assert_eq!(h.auth_presented(), vec![(Some(CREDENTIAL.to_owned()), 700)]);
+    assert_eq!(h.auth_presented(), vec![presented(500)]);
+    // A call before the catalogue is known: the longest tool deadline.
+    h.call_tool(TOKEN_ALL, "orders_list", json!({})).await;
+    assert_eq!(h.auth_presented()[1..], [presented(700)]);
+    // Then each call's own: a read, analytics, a write.
+    for (tool, valid_for_ms) in [
+        ("orders_list", 400),
+        ("analytics_query", 700),
+        ("order_status_update", 600),
+    ] {
+        h.call_tool(TOKEN_ALL, tool, json!({})).await;
+        assert_eq!(
+            h.auth_presented().last(),
+            Some(&presented(valid_for_ms)),
+            "{tool}"
+        );
+    }
     h.shutdown().await;
     // Without one configured, none is presented.
     let h = Harness::start().await;
     let (status, _) = h.rpc(TOKEN_ALL, serde_json::from_str(PING).unwrap()).await;
     assert_eq!(status, 200);
-    assert_eq!(h.auth_presented(), vec![(None, 400)]);
+    assert_eq!(h.auth_presented(), vec![(None, 500)]);
     h.shutdown().await;
 }
 

@@ -10,9 +10,12 @@
 5. Every declared dependency is named in the code that may use it (normal
    ones in `src/` or `build.rs`, dev ones also in `tests/`, build ones in
    `build.rs`): nothing is compiled that nothing uses.
-6. No function takes more than one boolean: a second one is a type (an enum
+6. No table is keyed by a tool's name: a tool's static facts are declared
+   on the tool (`ToolSpec::facts`); production code of the services holds no
+   `const` table of tool names and compares no tool name to a literal.
+7. No function takes more than one boolean: a second one is a type (an enum
    or an option) that says what it means at the call site.
-7. The README stays a newcomer's page (at most 12 KB); reference material
+8. The README stays a newcomer's page (at most 12 KB); reference material
    lives in docs/.
 
 Run by scripts/test.sh before the test suite; exits 1 listing each violation.
@@ -108,6 +111,29 @@ def unused_dependencies(metadata):
                        "is never named in its code: remove it (or move it to where it is used)")
 
 
+SERVICE_SOURCES = ["gateway/src", "tool-service/src", "auth-service/src", "common/src"]
+NAME_TABLE = re.compile(r"const\s+\w+\s*:\s*&\[[^=]*=\s*&\[(.*?)\n\];", re.S)
+TOOL_NAME = re.compile(r'"chataigne_[a-z_]+"')
+NAME_COMPARISON = re.compile(r'(==|!=)\s*(Some\()?"chataigne_[a-z_]+"|"chataigne_[a-z_]+"\s*(=>|\|)')
+
+
+def tool_name_tables(files):
+    for path in files:
+        rel = path.relative_to(ROOT).as_posix()
+        if not any(rel.startswith(prefix + "/") for prefix in SERVICE_SOURCES):
+            continue
+        # Production code only: a file's unit tests follow its first `#[cfg(test)]`.
+        text = path.read_text(encoding="utf-8").split("#[cfg(test)]", 1)[0]
+        for match in NAME_TABLE.finditer(text):
+            if TOOL_NAME.search(match.group(1)):
+                line = text.count("\n", 0, match.start()) + 1
+                yield (f"{rel}:{line}: a table keyed by tool names: declare the fact on the "
+                       "tool (ToolSpec::facts)")
+        for match in NAME_COMPARISON.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            yield f"{rel}:{line}: a tool name compared to a literal: declare the fact on the tool"
+
+
 FN_SIGNATURE = re.compile(r"\bfn\s+(\w+)\s*(?:<[^{;()]*?>)?\s*\(([^)]*)\)", re.S)
 BOOL_PARAMETER = re.compile(r":\s*bool\b")
 
@@ -155,6 +181,7 @@ def main():
         *transport_free(files),
         *sql_free(files),
         *boolean_parameters(files),
+        *tool_name_tables(files),
         *layering(metadata),
         *unused_dependencies(metadata),
         *readme_size(),

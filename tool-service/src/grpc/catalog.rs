@@ -60,7 +60,7 @@ fn descriptor(entry: &CatalogEntry) -> pb::ToolDescriptor {
             open_world_hint: spec.open_world,
         }),
         rpc: spec.rpc.to_owned(),
-        state_read_tool: crate::tools::write_read(spec.name)
+        state_read_tool: crate::tools::write_read(spec)
             .unwrap_or_default()
             .to_owned(),
     }

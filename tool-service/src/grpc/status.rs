@@ -8,7 +8,7 @@ use chataigne_common::status_details::DetailKey;
 use tonic::Status;
 
 use crate::domain::{AbsentOperation, DomainError, OrderStatus};
-use crate::tools::{CallSite, ToolKind};
+use crate::tools::{CallSite, Lifecycle, StateGuard, ToolKind, ToolSpec};
 
 /// Maps `error` of a typed RPC of `kind`: the codes and details of
 /// [`to_status`], with a message written for gRPC callers (the request's
@@ -103,7 +103,7 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
         DomainError::ExpectedStateMismatch { current, allowed } => {
             let code = ErrorCode::ExpectedStateMismatch;
             code.to_status(
-                mismatch_message(tool, &current, &allowed),
+                mismatch_message(site.map(|site| site.tool), &current, &allowed),
                 None,
                 &[],
                 &[DetailKey::CurrentState.pair(current)],
@@ -154,7 +154,8 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
                 format!(
                     "The change did not finish in time and may have taken effect. Read the \
                      current state with {} before calling {tool} again.",
-                    crate::tools::write_read(tool).unwrap_or("the matching read tool")
+                    site.and_then(|site| crate::tools::write_read(site.tool))
+                        .unwrap_or("the matching read tool")
                 ),
                 None,
                 &[],
@@ -372,9 +373,17 @@ fn typed_transition_message(from: &str, to: &str, current: Option<&str>) -> Stri
 /// "The order changed since it was read: its current state is accepted. …",
 /// with the read tool, the argument to pass it in and, for orders, where it
 /// can move from there.
-fn mismatch_message(tool: Option<&str>, current: &str, allowed: &[&str]) -> String {
+fn mismatch_message(tool: Option<&ToolSpec>, current: &str, allowed: &[&str]) -> String {
     let source = tool.and_then(crate::tools::state_source);
-    let Some((what, reload, field)) = source else {
+    let Some((
+        StateGuard {
+            what,
+            argument: field,
+            lifecycle,
+        },
+        reload,
+    )) = source
+    else {
         return format!(
             "The resource changed since it was read: its current state is {current}. Decide \
              again from that state, passing it as the expected one."
@@ -382,9 +391,10 @@ fn mismatch_message(tool: Option<&str>, current: &str, allowed: &[&str]) -> Stri
     };
     let mut message = format!(
         "{what} changed since it was read: its current state is {current}. Reload it with \
-         {reload}, then decide again with {field} {current}"
+         {}, then decide again with {field} {current}",
+        reload.name
     );
-    if tool == Some("chataigne_order_status_update") {
+    if lifecycle == Lifecycle::Named {
         if allowed.is_empty() {
             message.push_str("; from there it cannot change status any more");
         } else {

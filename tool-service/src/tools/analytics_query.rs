@@ -8,7 +8,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::TEXT_LIMIT;
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools, deadline};
+use super::{
+    CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools, deadline,
+};
 use crate::access::Access;
 use crate::domain::labels::labels_of;
 use crate::domain::{
@@ -34,6 +36,7 @@ are refused.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Analytics/QueryAnalytics",
+    facts: ToolFacts::NONE,
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -7,8 +7,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::settled;
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{
+    AbsentValues, CallContext, DeadlineClass, Lifecycle, StateGuard, Tool, ToolFacts, ToolId,
+    ToolKind, ToolOutput, ToolSpec, Tools, WriteEffect,
+};
 use crate::access::Access;
+use crate::domain::AbsentOperation;
 use crate::domain::{Availability, AvailabilityChange, CatalogItem, DomainError};
 use crate::present;
 use crate::store::Store;
@@ -28,6 +32,22 @@ the item counts as available. Returns the item after the change.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Catalog/UpdateCatalogItemAvailability",
+    facts: ToolFacts {
+        absent: &[AbsentValues {
+            argument: "availability",
+            values: &["deleted", "removed", "archived", "hidden", "disabled"],
+            operation: AbsentOperation::ItemRemoval,
+        }],
+        effect: Some(WriteEffect {
+            read_with: ToolId::CatalogItemsList,
+            guard: Some(StateGuard {
+                what: "The item's availability",
+                argument: "expected_availability",
+                lifecycle: Lifecycle::Unnamed,
+            }),
+        }),
+        ..ToolFacts::NONE
+    },
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::{Summary, paged_input};
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Availability, CatalogFilter, CatalogItem, DomainError, Locale, PageAfter};
 use crate::present;
@@ -25,6 +25,10 @@ and to finding an `item_id` to update. Returns 20 by default, 50 at most, with \
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Catalog/ListCatalogItems",
+    facts: ToolFacts {
+        lists_ids: &["item_id", "category_id"],
+        ..ToolFacts::NONE
+    },
 };
 
 paged_input! {

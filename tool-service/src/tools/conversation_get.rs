@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::{Pager, Summary};
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
     ConversationSummary, DomainError, Locale, PageAfter, SortOrder, TranscriptMessage,
@@ -33,6 +33,7 @@ inaccessible one.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Conversations/GetConversation",
+    facts: ToolFacts::NONE,
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -4,7 +4,9 @@
 
 use super::conversation_post::{Audience, InstructionSendInput, MessageSendOutput, Post};
 use super::idempotency::Written;
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolSpec, Tools};
+use super::{
+    CallContext, DeadlineClass, Tool, ToolFacts, ToolId, ToolKind, ToolSpec, Tools, WriteEffect,
+};
 use crate::access::Access;
 use crate::domain::DomainError;
 use crate::store::Store;
@@ -25,6 +27,10 @@ like an inaccessible one.",
     idempotency_key_required: true,
     open_world: false,
     rpc: "chataigne.tools.v1.ConversationWrites/SendInstruction",
+    facts: ToolFacts {
+        effect: Some(WriteEffect::read_with(ToolId::ConversationGet)),
+        ..ToolFacts::NONE
+    },
 };
 
 /// `chataigne_conversation_instruction_send`, declared by [`SPEC`].

@@ -3,7 +3,9 @@
 
 use super::conversation_post::{Audience, MessageSendInput, MessageSendOutput, Post};
 use super::idempotency::Written;
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolSpec, Tools};
+use super::{
+    CallContext, DeadlineClass, Tool, ToolFacts, ToolId, ToolKind, ToolSpec, Tools, WriteEffect,
+};
 use crate::access::Access;
 use crate::domain::DomainError;
 use crate::store::Store;
@@ -24,6 +26,10 @@ unknown conversation is refused like an inaccessible one.",
     idempotency_key_required: true,
     open_world: true,
     rpc: "chataigne.tools.v1.ConversationWrites/SendMessage",
+    facts: ToolFacts {
+        effect: Some(WriteEffect::read_with(ToolId::ConversationGet)),
+        ..ToolFacts::NONE
+    },
 };
 
 /// `chataigne_conversation_message_send`, declared by [`SPEC`].

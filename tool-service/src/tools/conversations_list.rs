@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::{Summary, paged_input};
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
     ConversationChannel, ConversationFilter, ConversationStatus, DomainError, ListedConversation,
@@ -35,6 +35,10 @@ chataigne_conversation_get. `query` is not logged. Returns 20 by default, 50 at 
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Conversations/ListConversations",
+    facts: ToolFacts {
+        lists_ids: &["conversation_id"],
+        ..ToolFacts::NONE
+    },
 };
 
 paged_input! {

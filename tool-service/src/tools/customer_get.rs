@@ -4,7 +4,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools, orders_list};
+use super::{
+    CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools, orders_list,
+};
 use crate::access::Access;
 use crate::domain::{Customer, DomainError, Locale, Order};
 use crate::present;
@@ -27,6 +29,7 @@ refused like an inaccessible one.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Customers/GetCustomer",
+    facts: ToolFacts::NONE,
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

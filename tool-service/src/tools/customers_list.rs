@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::{Summary, paged_input};
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
     Customer, CustomerFilter, DomainError, Locale, PageAfter, contains_pattern, fold,
@@ -31,6 +31,10 @@ checking how often someone orders, or reviewing a location's clientele. Returns 
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Customers/ListCustomers",
+    facts: ToolFacts {
+        lists_ids: &["customer_id"],
+        ..ToolFacts::NONE
+    },
 };
 
 paged_input! {

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::{Summary, paged_input};
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{Discount, DomainError, Locale, PageAfter};
 use crate::present;
@@ -25,6 +25,7 @@ promotions. Returns 20 by default, 50 at most, with `meta.next_cursor` when more
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Locations/ListDiscounts",
+    facts: ToolFacts::NONE,
 };
 
 paged_input! {

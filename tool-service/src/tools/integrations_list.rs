@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::{Summary, paged_input};
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Integration, Locale, PageAfter};
 use crate::present;
@@ -26,6 +26,7 @@ with `meta.next_cursor` when more exist.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Locations/ListIntegrations",
+    facts: ToolFacts::NONE,
 };
 
 paged_input! {

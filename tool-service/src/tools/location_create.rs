@@ -9,7 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::idempotency::{Once, Written, check_key};
 use super::organization_create::check_name;
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{
+    CallContext, DeadlineClass, Tool, ToolFacts, ToolId, ToolKind, ToolOutput, ToolSpec, Tools,
+    WriteEffect,
+};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale};
 use crate::store::Store;
@@ -31,6 +34,10 @@ locations accept orders.",
     idempotency_key_required: true,
     open_world: false,
     rpc: "chataigne.tools.v1.Provisioning/CreateLocation",
+    facts: ToolFacts {
+        effect: Some(WriteEffect::read_with(ToolId::LocationsList)),
+        ..ToolFacts::NONE
+    },
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

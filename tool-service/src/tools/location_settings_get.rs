@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::Summary;
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, LocationSettings, SETTINGS_SCOPE, SettingsSection};
 use crate::present;
@@ -30,6 +30,7 @@ its own scope besides settings.read; one missing scope refuses the whole call \
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Locations/GetLocationSettings",
+    facts: ToolFacts::NONE,
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, LocationStatus, OpeningNow, SettingsSection};
 use crate::present;
@@ -25,6 +25,7 @@ of chataigne_location_status_update.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Locations/GetLocationStatus",
+    facts: ToolFacts::NONE,
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

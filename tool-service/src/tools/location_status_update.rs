@@ -7,8 +7,12 @@ use serde::{Deserialize, Serialize};
 
 use super::location_status_get::status_text;
 use super::support::settled;
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{
+    AbsentValues, CallContext, DeadlineClass, Lifecycle, StateGuard, Tool, ToolFacts, ToolId,
+    ToolKind, ToolOutput, ToolSpec, Tools, WriteEffect,
+};
 use crate::access::Access;
+use crate::domain::AbsentOperation;
 use crate::domain::{DomainError, IntakeStatus, LocationStatus, PauseReason, StatusChange};
 use crate::present;
 use crate::store::Store;
@@ -29,6 +33,22 @@ else when resumed. Returns the intake after the change.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Locations/UpdateLocationStatus",
+    facts: ToolFacts {
+        absent: &[AbsentValues {
+            argument: "status",
+            values: &["closed", "deleted", "archived", "deactivated", "disabled"],
+            operation: AbsentOperation::LocationClosure,
+        }],
+        effect: Some(WriteEffect {
+            read_with: ToolId::LocationStatusGet,
+            guard: Some(StateGuard {
+                what: "The location's order intake",
+                argument: "expected_status",
+                lifecycle: Lifecycle::Unnamed,
+            }),
+        }),
+        ..ToolFacts::NONE
+    },
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::support::Summary;
 use super::support::paged_input;
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale, Location, PageAfter};
 use crate::present;
@@ -25,6 +25,10 @@ when more exist.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Restaurant/ListLocations",
+    facts: ToolFacts {
+        lists_ids: &["location_id"],
+        ..ToolFacts::NONE
+    },
 };
 
 paged_input! {

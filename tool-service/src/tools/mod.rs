@@ -18,6 +18,7 @@ pub mod customer_get;
 pub mod customers_list;
 pub mod deadline;
 pub mod discounts_list;
+mod facts;
 pub mod idempotency;
 pub mod integrations_list;
 mod location_access;
@@ -43,6 +44,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use facts::{AbsentValues, Lifecycle, StateGuard, ToolFacts, WriteEffect};
 pub use tool::{Answered, Catalogued, Reply, Tool};
 
 use crate::access::{Access, Credential};
@@ -81,6 +83,8 @@ pub struct ToolSpec {
     pub open_world: bool,
     /// The typed RPC it maps to, `package.Service/Method`.
     pub rpc: &'static str,
+    /// Its other static facts (absent operations, effect, identifiers listed).
+    pub facts: ToolFacts,
 }
 
 /// The catalogue: one line per tool, `Variant => module;`, where the module
@@ -281,61 +285,6 @@ impl ToolId {
     }
 }
 
-/// Argument values that name an operation this server deliberately leaves
-/// out (seed 001), per tool and argument, compared trimmed and
-/// case-insensitively: refused as not available here, whatever the rest of
-/// the call says.
-const ABSENT_OPERATIONS: &[(&str, &str, &[&str], AbsentOperation)] = &[
-    (
-        "chataigne_order_status_update",
-        "status",
-        &[
-            "cancelled",
-            "canceled",
-            "cancel",
-            "cancellation",
-            "rejected",
-            "reject",
-            "declined",
-            "decline",
-        ],
-        AbsentOperation::OrderCancellation,
-    ),
-    (
-        "chataigne_order_status_update",
-        "status",
-        &["refunded", "refund", "partially_refunded"],
-        AbsentOperation::Refund,
-    ),
-    (
-        "chataigne_location_status_update",
-        "status",
-        &["closed", "deleted", "archived", "deactivated", "disabled"],
-        AbsentOperation::LocationClosure,
-    ),
-    (
-        "chataigne_catalog_item_availability_update",
-        "availability",
-        &["deleted", "removed", "archived", "hidden", "disabled"],
-        AbsentOperation::ItemRemoval,
-    ),
-];
-
-/// The absent operation an argument of `arguments` names for `tool`, if any.
-fn absent_operation(tool: &str, arguments: &Value) -> Option<AbsentOperation> {
-    ABSENT_OPERATIONS
-        .iter()
-        .find(|(name, field, values, _)| {
-            *name == tool
-                && arguments
-                    .get(*field)
-                    .and_then(Value::as_str)
-                    .map(|value| value.trim().to_ascii_lowercase())
-                    .is_some_and(|value| values.contains(&value.as_str()))
-        })
-        .map(|&(_, _, _, operation)| operation)
-}
-
 /// Where a failed MCP call happened, so that its message can name the next
 /// call: the tool and its arguments (only their names and identifier
 /// arguments are read; values are never repeated).
@@ -345,71 +294,29 @@ pub struct CallSite<'a> {
     pub arguments: &'a Value,
 }
 
-/// For each write guarded by an observed state: what changed in the
-/// model's terms, the tool that reads the current state, and the argument
-/// that carries the observed state.
-const STATE_SOURCES: &[(&str, &str, &str, &str)] = &[
-    (
-        "chataigne_order_status_update",
-        "The order",
-        "chataigne_order_get",
-        "expected_status",
-    ),
-    (
-        "chataigne_location_status_update",
-        "The location's order intake",
-        "chataigne_location_status_get",
-        "expected_status",
-    ),
-    (
-        "chataigne_catalog_item_availability_update",
-        "The item's availability",
-        "chataigne_catalog_items_list",
-        "expected_availability",
-    ),
-];
-
-/// The read tool that shows what a write changed, for "read the state
-/// before any retry".
-const WRITE_READS: &[(&str, &str)] = &[
-    ("chataigne_order_status_update", "chataigne_order_get"),
-    (
-        "chataigne_location_status_update",
-        "chataigne_location_status_get",
-    ),
-    (
-        "chataigne_catalog_item_availability_update",
-        "chataigne_catalog_items_list",
-    ),
-    (
-        "chataigne_conversation_message_send",
-        "chataigne_conversation_get",
-    ),
-    (
-        "chataigne_conversation_instruction_send",
-        "chataigne_conversation_get",
-    ),
-    (
-        "chataigne_organization_create",
-        "chataigne_organizations_list",
-    ),
-    ("chataigne_location_create", "chataigne_locations_list"),
-];
-
-/// (what changed, reload tool, expected-state argument) of a guarded write.
-pub fn state_source(tool: &str) -> Option<(&'static str, &'static str, &'static str)> {
-    STATE_SOURCES
-        .iter()
-        .find(|(name, ..)| *name == tool)
-        .map(|&(_, what, reload, field)| (what, reload, field))
+/// The guarded state of the write `tool`, and the tool that reads it.
+pub fn state_source(tool: &ToolSpec) -> Option<(StateGuard, &'static ToolSpec)> {
+    let effect = tool.facts.effect?;
+    Some((effect.guard?, effect.read_with.spec()))
 }
 
 /// The read tool that shows the effect of the write `tool`.
-pub fn write_read(tool: &str) -> Option<&'static str> {
-    WRITE_READS
+pub fn write_read(tool: &ToolSpec) -> Option<&'static str> {
+    tool.facts.effect.map(|effect| effect.read_with.spec().name)
+}
+
+/// The absent operation an argument of `arguments` names for `tool`, if any.
+fn absent_operation(tool: &ToolSpec, arguments: &Value) -> Option<AbsentOperation> {
+    tool.facts
+        .absent
         .iter()
-        .find(|(name, _)| *name == tool)
-        .map(|&(_, read)| read)
+        .find(|absent| {
+            arguments
+                .get(absent.argument)
+                .and_then(Value::as_str)
+                .is_some_and(|value| absent.names(value))
+        })
+        .map(|absent| absent.operation)
 }
 
 /// One catalogue entry with its schemas, serialized once at start-up.
@@ -579,7 +486,7 @@ impl<S: Store, A: Access> Tools<S, A> {
             .find(|entry| entry.spec.name == name)
             .ok_or_else(|| DomainError::UnknownTool(name.to_owned()))?;
         let arguments = without_nulls(arguments);
-        if let Some(operation) = absent_operation(entry.spec.name, &arguments) {
+        if let Some(operation) = absent_operation(entry.spec, &arguments) {
             return Err(DomainError::Unavailable(operation));
         }
         entry.validator.check(&arguments)?;
@@ -616,17 +523,6 @@ fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, DomainError> {
     })
 }
 
-/// Where the valid values of each identifier argument come from.
-const ID_SOURCES: &[(&str, &str)] = &[
-    ("organization_id", "chataigne_organizations_list"),
-    ("location_id", "chataigne_locations_list"),
-    ("order_id", "chataigne_orders_list"),
-    ("item_id", "chataigne_catalog_items_list"),
-    ("category_id", "chataigne_catalog_items_list"),
-    ("customer_id", "chataigne_customers_list"),
-    ("conversation_id", "chataigne_conversations_list"),
-];
-
 /// How to find the record of an identifier argument from what people say,
 /// after the message of an unknown one; empty when there is no such search.
 fn id_search_hint(name: &str) -> &'static str {
@@ -644,9 +540,10 @@ fn id_search_hint(name: &str) -> &'static str {
 /// same text whether the identifier does not exist or belongs to another
 /// tenant); `None` when the call has no identifier argument.
 pub fn unknown_id_message(arguments: &Value) -> Option<String> {
-    let present: Vec<(&str, &str)> = ID_SOURCES
+    let present: Vec<(&str, &str)> = ToolId::ALL
         .iter()
-        .copied()
+        .map(|tool| tool.spec())
+        .flat_map(|tool| tool.facts.lists_ids.iter().map(move |id| (*id, tool.name)))
         .filter(|(name, _)| arguments.get(name).is_some_and(Value::is_string))
         .collect();
     let sources: Vec<String> = present

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{DomainError, Order};
 use crate::present;
@@ -22,6 +22,7 @@ inaccessible one.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Restaurant/GetOrder",
+    facts: ToolFacts::NONE,
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

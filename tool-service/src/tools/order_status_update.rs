@@ -7,7 +7,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{
+    AbsentValues, CallContext, DeadlineClass, Lifecycle, StateGuard, Tool, ToolFacts, ToolId,
+    ToolKind, ToolOutput, ToolSpec, Tools, WriteEffect,
+};
 use crate::access::Access;
 use crate::domain::{AbsentOperation, DomainError, Locale, Order, OrderStatus};
 use crate::present;
@@ -30,6 +33,38 @@ status.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.OrderUpdates/UpdateOrderStatus",
+    facts: ToolFacts {
+        absent: &[
+            AbsentValues {
+                argument: "status",
+                values: &[
+                    "cancelled",
+                    "canceled",
+                    "cancel",
+                    "cancellation",
+                    "rejected",
+                    "reject",
+                    "declined",
+                    "decline",
+                ],
+                operation: AbsentOperation::OrderCancellation,
+            },
+            AbsentValues {
+                argument: "status",
+                values: &["refunded", "refund", "partially_refunded"],
+                operation: AbsentOperation::Refund,
+            },
+        ],
+        effect: Some(WriteEffect {
+            read_with: ToolId::OrderGet,
+            guard: Some(StateGuard {
+                what: "The order",
+                argument: "expected_status",
+                lifecycle: Lifecycle::Named,
+            }),
+        }),
+        ..ToolFacts::NONE
+    },
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

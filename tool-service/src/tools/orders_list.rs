@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::support::{Summary, paged_input};
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{CallContext, DeadlineClass, Tool, ToolFacts, ToolKind, ToolOutput, ToolSpec, Tools};
 use crate::access::Access;
 use crate::domain::{
     DomainError, Locale, Order, OrderFilter, OrderNumberQuery, OrderStatus, PageAfter, SortOrder,
@@ -29,6 +29,10 @@ exist.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Restaurant/ListOrders",
+    facts: ToolFacts {
+        lists_ids: &["order_id"],
+        ..ToolFacts::NONE
+    },
 };
 
 paged_input! {

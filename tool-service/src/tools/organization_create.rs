@@ -9,7 +9,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::idempotency::{Once, Written, check_key};
-use super::{CallContext, DeadlineClass, Tool, ToolKind, ToolOutput, ToolSpec, Tools};
+use super::{
+    CallContext, DeadlineClass, Tool, ToolFacts, ToolId, ToolKind, ToolOutput, ToolSpec, Tools,
+    WriteEffect,
+};
 use crate::access::{Access, Principal};
 use crate::domain::{DomainError, Locale};
 use crate::store::Store;
@@ -30,6 +33,10 @@ organization's `id` (the `organization_id` chataigne_location_create takes), its
     idempotency_key_required: true,
     open_world: false,
     rpc: "chataigne.tools.v1.Provisioning/CreateOrganization",
+    facts: ToolFacts {
+        effect: Some(WriteEffect::read_with(ToolId::OrganizationsList)),
+        ..ToolFacts::NONE
+    },
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -2,6 +2,8 @@
 
 use chataigne_common::codes::FieldViolation;
 
+use super::{Availability, IntakeStatus, OrderStatus};
+
 #[derive(Debug, thiserror::Error)]
 pub enum DomainError {
     /// Arguments failed validation.
@@ -25,22 +27,17 @@ pub enum DomainError {
     /// The caller's credential is missing or invalid.
     #[error("unauthenticated")]
     Unauthenticated,
-    /// Observed state differs from the current one, `current`; `allowed`
-    /// lists the states reachable from it where the resource has a lifecycle
-    /// (orders).
+    /// The observed state differs from the current one, given here.
     #[error("expected state mismatch")]
-    ExpectedStateMismatch {
-        current: String,
-        allowed: Vec<&'static str>,
-    },
+    ExpectedStateMismatch(CurrentState),
     /// The requested order status `to` does not follow the observed one
     /// `from` (forward transitions only); `current` is the order's status
     /// now, when it differs from the observed one. Nothing was written.
     #[error("order status transition not allowed")]
     OrderStatusPrecondition {
-        from: String,
-        to: String,
-        current: Option<String>,
+        from: OrderStatus,
+        to: OrderStatus,
+        current: Option<OrderStatus>,
     },
     /// An operation this server deliberately leaves out (seed 001), asked
     /// for through an argument value; nothing was written.
@@ -140,6 +137,37 @@ impl Dependency {
 impl std::fmt::Display for Dependency {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The state a guarded write found instead of the one the caller observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CurrentState {
+    Order(OrderStatus),
+    Intake(IntakeStatus),
+    Availability(Availability),
+}
+
+impl CurrentState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CurrentState::Order(status) => status.as_str(),
+            CurrentState::Intake(status) => status.as_str(),
+            CurrentState::Availability(availability) => availability.as_str(),
+        }
+    }
+
+    /// The states reachable from this one, where the resource has a
+    /// lifecycle (orders); empty otherwise.
+    pub fn reachable(self) -> Vec<&'static str> {
+        match self {
+            CurrentState::Order(status) => status
+                .next_statuses()
+                .into_iter()
+                .map(OrderStatus::as_str)
+                .collect(),
+            CurrentState::Intake(_) | CurrentState::Availability(_) => Vec::new(),
+        }
     }
 }
 

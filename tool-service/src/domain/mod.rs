@@ -31,7 +31,7 @@ pub use conversation::{
 };
 pub use customer::{Customer, CustomerFilter, mask_email, mask_phone};
 pub use discount::{Discount, DiscountKind, DiscountStatus, in_force, percent_display};
-pub use error::{AbsentOperation, Dependency, DomainError};
+pub use error::{AbsentOperation, CurrentState, Dependency, DomainError};
 pub use integration::{Integration, IntegrationHealth, IntegrationKind};
 pub use labels::Labelled;
 pub use locale::Locale;

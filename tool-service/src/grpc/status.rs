@@ -7,7 +7,7 @@ use chataigne_common::codes::FieldViolation;
 use chataigne_common::status_details::DetailKey;
 use tonic::Status;
 
-use crate::domain::{AbsentOperation, DomainError, OrderStatus};
+use crate::domain::{AbsentOperation, CurrentState, DomainError, OrderStatus};
 use crate::tools::{CallSite, Lifecycle, StateGuard, ToolKind, ToolSpec};
 
 /// Maps `error` of a typed RPC of `kind`: the codes and details of
@@ -100,19 +100,20 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
             code.to_status(message, None, &[], &[DetailKey::Scope.pair(scope)])
         }
         DomainError::Unauthenticated => ErrorCode::Unauthenticated.status(),
-        DomainError::ExpectedStateMismatch { current, allowed } => {
+        DomainError::ExpectedStateMismatch(state) => {
             let code = ErrorCode::ExpectedStateMismatch;
             code.to_status(
-                mismatch_message(site.map(|site| site.tool), &current, &allowed),
+                mismatch_message(site.map(|site| site.tool), state),
                 None,
                 &[],
-                &[DetailKey::CurrentState.pair(current)],
+                &[DetailKey::CurrentState.pair(state.as_str())],
             )
         }
         DomainError::OrderStatusPrecondition { from, to, current } => {
             let code = ErrorCode::OrderStatusPreconditionFailed;
-            let message = transition_message(&from, &to, current.as_deref());
-            let current = current.unwrap_or_else(|| from.clone());
+            let message = transition_message(from, to, current);
+            let (from, to, current) =
+                (from.as_str(), to.as_str(), current.unwrap_or(from).as_str());
             code.to_status(
                 message,
                 None,
@@ -297,12 +298,13 @@ fn typed_message(error: &DomainError, kind: ToolKind) -> String {
         DomainError::Unauthenticated => {
             "the call's credentials are missing, invalid or expired".to_owned()
         }
-        DomainError::ExpectedStateMismatch { current, .. } => format!(
-            "the resource changed since it was read: its current state is {current}; read it \
-             again and send that state as the expected one"
+        DomainError::ExpectedStateMismatch(state) => format!(
+            "the resource changed since it was read: its current state is {}; read it \
+             again and send that state as the expected one",
+            state.as_str()
         ),
         DomainError::OrderStatusPrecondition { from, to, current } => {
-            typed_transition_message(from, to, current.as_deref())
+            typed_transition_message(*from, *to, *current)
         }
         DomainError::Dependency(..) => {
             "a service this one depends on is unavailable; retry shortly".to_owned()
@@ -336,25 +338,16 @@ fn typed_message(error: &DomainError, kind: ToolKind) -> String {
     }
 }
 
-/// The statuses an order in status `now` can move to; none for an unknown
-/// status.
-fn allowed_from(now: &str) -> Vec<&'static str> {
-    OrderStatus::parse(now)
-        .map(|status| {
-            status
-                .next_statuses()
-                .into_iter()
-                .map(OrderStatus::as_str)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// [`transition_message`] for gRPC callers: the statuses the order can move
 /// to, without the MCP tool's name.
-fn typed_transition_message(from: &str, to: &str, current: Option<&str>) -> String {
-    let now = current.unwrap_or(from);
-    let allowed = allowed_from(now);
+fn typed_transition_message(
+    from: OrderStatus,
+    to: OrderStatus,
+    current: Option<OrderStatus>,
+) -> String {
+    let allowed = CurrentState::Order(current.unwrap_or(from)).reachable();
+    let now = current.unwrap_or(from).as_str();
+    let (from, to) = (from.as_str(), to.as_str());
     let mut message = format!("an order in status {from} cannot move to {to}");
     if current.is_some() {
         message.push_str(&format!("; its current status is {now}"));
@@ -373,7 +366,8 @@ fn typed_transition_message(from: &str, to: &str, current: Option<&str>) -> Stri
 /// "The order changed since it was read: its current state is accepted. …",
 /// with the read tool, the argument to pass it in and, for orders, where it
 /// can move from there.
-fn mismatch_message(tool: Option<&ToolSpec>, current: &str, allowed: &[&str]) -> String {
+fn mismatch_message(tool: Option<&ToolSpec>, state: CurrentState) -> String {
+    let (current, allowed) = (state.as_str(), state.reachable());
     let source = tool.and_then(crate::tools::state_source);
     let Some((
         StateGuard {
@@ -440,11 +434,13 @@ fn invalid_arguments_message(violations: &[FieldViolation]) -> String {
 /// Why an order cannot move from the observed status `from` to `to`, with
 /// the statuses it can move to from its current one (`current` when it
 /// changed since it was read) and the call that does it.
-fn transition_message(from: &str, to: &str, current: Option<&str>) -> String {
-    let now = current.unwrap_or(from);
-    let allowed = allowed_from(now);
-    let mut message = match OrderStatus::parse(from).map(OrderStatus::next_statuses) {
-        Some(next) if next.is_empty() => {
+fn transition_message(from: OrderStatus, to: OrderStatus, current: Option<OrderStatus>) -> String {
+    let allowed = CurrentState::Order(current.unwrap_or(from)).reachable();
+    let now = current.unwrap_or(from).as_str();
+    let finished_already = from.next_statuses().is_empty();
+    let (from, to) = (from.as_str(), to.as_str());
+    let mut message = match finished_already {
+        true => {
             format!("An order in status {from} cannot change status any more (asked: {to}).")
         }
         _ => format!("An order in status {from} cannot move to {to}: statuses only move forward."),
@@ -516,10 +512,7 @@ mod tests {
             "Invalid arguments: limit must be at most 50. Correct them and call again."
         );
         let status = to_status(
-            DomainError::ExpectedStateMismatch {
-                current: "preparing".into(),
-                allowed: vec!["ready"],
-            },
+            DomainError::ExpectedStateMismatch(CurrentState::Order(OrderStatus::Preparing)),
             ToolKind::Write,
         );
         assert!(
@@ -529,8 +522,8 @@ mod tests {
         );
         let status = to_status(
             DomainError::OrderStatusPrecondition {
-                from: "ready".into(),
-                to: "accepted".into(),
+                from: OrderStatus::Ready,
+                to: OrderStatus::Accepted,
                 current: None,
             },
             ToolKind::Write,
@@ -544,9 +537,9 @@ mod tests {
         );
         let stale = to_status(
             DomainError::OrderStatusPrecondition {
-                from: "accepted".into(),
-                to: "received".into(),
-                current: Some("received".into()),
+                from: OrderStatus::Accepted,
+                to: OrderStatus::Received,
+                current: Some(OrderStatus::Received),
             },
             ToolKind::Write,
         );
@@ -560,8 +553,8 @@ mod tests {
         );
         let done = to_status(
             DomainError::OrderStatusPrecondition {
-                from: "completed".into(),
-                to: "ready".into(),
+                from: OrderStatus::Completed,
+                to: OrderStatus::Ready,
                 current: None,
             },
             ToolKind::Write,
@@ -618,10 +611,7 @@ mod tests {
                 &[LIST, "without cursor"],
             ),
             (
-                DomainError::ExpectedStateMismatch {
-                    current: "accepted".into(),
-                    allowed: vec!["preparing"],
-                },
+                DomainError::ExpectedStateMismatch(CurrentState::Order(OrderStatus::Accepted)),
                 ToolKind::Write,
                 ORDER,
                 &[
@@ -633,8 +623,8 @@ mod tests {
             ),
             (
                 DomainError::OrderStatusPrecondition {
-                    from: "ready".into(),
-                    to: "accepted".into(),
+                    from: OrderStatus::Ready,
+                    to: OrderStatus::Accepted,
                     current: None,
                 },
                 ToolKind::Write,
@@ -647,8 +637,8 @@ mod tests {
             ),
             (
                 DomainError::OrderStatusPrecondition {
-                    from: "completed".into(),
-                    to: "ready".into(),
+                    from: OrderStatus::Completed,
+                    to: OrderStatus::Ready,
                     current: None,
                 },
                 ToolKind::Write,
@@ -772,8 +762,8 @@ mod tests {
     fn illegal_order_transitions_have_their_own_code() {
         let status = to_status(
             DomainError::OrderStatusPrecondition {
-                from: "received".into(),
-                to: "ready".into(),
+                from: OrderStatus::Received,
+                to: OrderStatus::Ready,
                 current: None,
             },
             ToolKind::Write,
@@ -839,17 +829,16 @@ mod tests {
             (DomainError::NotFound, ToolKind::Read, "not found"),
             (DomainError::CursorInvalid, ToolKind::Read, "cursor"),
             (
-                DomainError::ExpectedStateMismatch {
-                    current: "paused".into(),
-                    allowed: vec![],
-                },
+                DomainError::ExpectedStateMismatch(CurrentState::Intake(
+                    crate::domain::IntakeStatus::Paused,
+                )),
                 ToolKind::Write,
                 "current state is paused",
             ),
             (
                 DomainError::OrderStatusPrecondition {
-                    from: "received".into(),
-                    to: "ready".into(),
+                    from: OrderStatus::Received,
+                    to: OrderStatus::Ready,
                     current: None,
                 },
                 ToolKind::Write,

@@ -12,8 +12,9 @@ use super::{
     ToolKind, ToolOutput, ToolSpec, Tools, WriteEffect,
 };
 use crate::access::Access;
-use crate::domain::AbsentOperation;
-use crate::domain::{Availability, AvailabilityChange, CatalogItem, DomainError};
+use crate::domain::{
+    AbsentOperation, Availability, AvailabilityChange, CatalogItem, CurrentState, DomainError,
+};
 use crate::present;
 use crate::store::Store;
 
@@ -105,7 +106,7 @@ impl Tool for CatalogItemAvailabilityUpdate {
             .await?;
         let record = settled(write, |current| {
             let current = present::catalog_item(current, ctx.now_ms, ctx.locale)?;
-            Ok(current.availability.as_str().to_owned())
+            Ok(CurrentState::Availability(current.availability))
         })?;
         let item = present::catalog_item(record, ctx.now_ms, ctx.locale)?;
         let mut text = format!(

@@ -12,8 +12,10 @@ use super::{
     ToolKind, ToolOutput, ToolSpec, Tools, WriteEffect,
 };
 use crate::access::Access;
-use crate::domain::AbsentOperation;
-use crate::domain::{DomainError, IntakeStatus, LocationStatus, PauseReason, StatusChange};
+use crate::domain::{
+    AbsentOperation, CurrentState, DomainError, IntakeStatus, LocationStatus, PauseReason,
+    StatusChange,
+};
 use crate::present;
 use crate::store::Store;
 
@@ -111,7 +113,7 @@ impl Tool for LocationStatusUpdate {
             .await?;
         let record = settled(write, |current| {
             let current = present::location_status(current, ctx.now_ms, ctx.locale)?;
-            Ok(current.status.as_str().to_owned())
+            Ok(CurrentState::Intake(current.status))
         })?;
         let status = present::location_status(record, ctx.now_ms, ctx.locale)?;
         let text = status_text(&status, ctx.locale);

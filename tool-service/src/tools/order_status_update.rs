@@ -12,7 +12,7 @@ use super::{
     ToolKind, ToolOutput, ToolSpec, Tools, WriteEffect,
 };
 use crate::access::Access;
-use crate::domain::{AbsentOperation, DomainError, Locale, Order, OrderStatus};
+use crate::domain::{AbsentOperation, CurrentState, DomainError, Locale, Order, OrderStatus};
 use crate::present;
 use crate::store::{GuardedWrite, Store};
 
@@ -136,9 +136,9 @@ impl Tool for OrderStatusUpdate {
                 DomainError::Internal(format!("unknown order status {}", current.status))
             })?;
             return Err(DomainError::OrderStatusPrecondition {
-                from: input.expected_status.as_str().to_owned(),
-                to: input.status.as_str().to_owned(),
-                current: (current != input.expected_status).then(|| current.as_str().to_owned()),
+                from: input.expected_status,
+                to: input.status,
+                current: (current != input.expected_status).then_some(current),
             });
         };
         let record = match tools
@@ -185,15 +185,7 @@ impl Tool for OrderStatusUpdate {
     }
 }
 
-/// The order changed since it was read: it is `current` now, with the
-/// statuses it can move to from there.
+/// The order changed since it was read: it is `current` now.
 fn mismatch(current: OrderStatus) -> DomainError {
-    DomainError::ExpectedStateMismatch {
-        current: current.as_str().to_owned(),
-        allowed: current
-            .next_statuses()
-            .into_iter()
-            .map(OrderStatus::as_str)
-            .collect(),
-    }
+    DomainError::ExpectedStateMismatch(CurrentState::Order(current))
 }

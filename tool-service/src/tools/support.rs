@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::access::Principal;
 use crate::cursor::{Binding, CursorCodec};
-use crate::domain::{DomainError, Locale, PageAfter, PageRequest};
+use crate::domain::{CurrentState, DomainError, Locale, PageAfter, PageRequest};
 use crate::store::GuardedWrite;
 
 use super::{CallContext, ToolOutput, Tools};
@@ -369,14 +369,11 @@ impl Summary {
 /// current record.
 pub fn settled<R>(
     write: GuardedWrite<R>,
-    state: impl FnOnce(R) -> Result<String, DomainError>,
+    state: impl FnOnce(R) -> Result<CurrentState, DomainError>,
 ) -> Result<R, DomainError> {
     match write {
         GuardedWrite::Updated(record) => Ok(record),
-        GuardedWrite::Mismatch(current) => Err(DomainError::ExpectedStateMismatch {
-            current: state(current)?,
-            allowed: Vec::new(),
-        }),
+        GuardedWrite::Mismatch(current) => Err(DomainError::ExpectedStateMismatch(state(current)?)),
         GuardedWrite::Missing => Err(DomainError::NotFound),
     }
 }

@@ -403,6 +403,43 @@ async fn a_call_waiting_on_a_hung_tool_service_ends_when_its_breaker_opens() {
     sandbox.shutdown().await;
 }
 
+/// A request whose token check is already waiting on the auth-service when
+/// it hangs ends with the dependency error as soon as the gateway's breaker
+/// sees the hang, not at the check's deadline (20 s here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_check_waiting_on_a_hung_auth_service_ends_when_its_breaker_opens() {
+    const LONG: Duration = Duration::from_secs(20);
+    let prefix = prefix();
+    let Some((sandbox, _db)) = sandbox_on_redis(&prefix, |_| {}).await else {
+        return;
+    };
+    let auth = Forwarder::start(sandbox.auth_grpc_url.trim_start_matches("http://")).await;
+    let (url, stop) = extra_gateway(&sandbox.stack, |config| {
+        config.auth_service_url = format!("http://{}", auth.authority());
+        config.deadlines.auth_ms = LONG.as_millis() as u64;
+    })
+    .await;
+    let token = sandbox.token(USER_MANAGER).await;
+    let (status, body) = call_at(&url, &token, "chataigne_organizations_list", json!({})).await;
+    assert_eq!((status, error_code(&body["result"])), (200, None), "{body}");
+
+    auth.set(Mode::Stall);
+    let started = Instant::now();
+    let (status, body) = call_at(&url, &token, "chataigne_organizations_list", json!({})).await;
+    let took = started.elapsed();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["error"]["data"]["code"], "MCP_DEPENDENCY_UNAVAILABLE",
+        "{body}"
+    );
+    // The hang is known after two failed probes of 1 s each: the waiting
+    // check ends then, far from its 20 s deadline.
+    assert!(took < Duration::from_secs(5), "ended after {took:?}");
+    auth.set(Mode::Forward);
+    stop.cancel();
+    sandbox.shutdown().await;
+}
+
 /// The auth and read deadlines of the outage test's extra gateway: until a
 /// hang is known, calls wait this long.
 const DEADLINE: Duration = Duration::from_secs(2);

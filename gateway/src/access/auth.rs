@@ -131,7 +131,17 @@ pub async fn authenticate(
     }
     let mut client = state.backends.auth.clone();
     let unavailable = GatewayError::AuthUnavailable;
-    let response = match tokio::time::timeout(deadline, client.authenticate(request)).await {
+    // A check already sent when the auth-service is found unreachable or hung
+    // ends then, with the dependency error, not at its deadline.
+    let answered = tokio::select! {
+        answered = tokio::time::timeout(deadline, client.authenticate(request)) => answered,
+        () = state.backends.auth_breaker.hung() => {
+            metrics.dependency_error(Dependency::AuthService);
+            tracing::warn!("auth-service found hung: the token check waiting on it ends");
+            return Err(unavailable);
+        }
+    };
+    let response = match answered {
         Err(_elapsed) => {
             metrics.dependency_error(Dependency::AuthService);
             tracing::warn!("auth-service did not answer within its deadline");

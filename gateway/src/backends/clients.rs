@@ -82,14 +82,13 @@ impl Backends {
         stop: &tokio::sync::watch::Receiver<bool>,
         policy: OnStoreFailure,
     ) {
-        let health = |client: &HealthClient<Balanced>| {
-            let client = client.clone();
-            move || breaker::serving(client.clone())
-        };
+        // Each probe tells its breaker whether the backend answered at all,
+        // so that calls waiting on a hung one are released (`Breaker::hung`).
+        let (auth, auth_breaker) = (self.auth_health.clone(), self.auth_breaker.clone());
         breaker::spawn_probe(
             self.auth_breaker.clone(),
             metrics.clone(),
-            health(&self.auth_health),
+            move || chataigne_common::breaker::serving_for(auth_breaker.clone(), auth.clone()),
             stop.clone(),
         );
         let (tools, tools_breaker) = (self.tools_health.clone(), self.tools_breaker.clone());

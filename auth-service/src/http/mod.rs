@@ -8,6 +8,7 @@ mod authorize;
 mod cookies;
 mod device;
 mod endpoints;
+mod lang;
 mod limits;
 mod page;
 pub mod stack;
@@ -101,6 +102,7 @@ pub fn router(state: Shared) -> Router {
         .route(AUTHORIZE_PATH, get(authorize::start))
         .route("/authorize/login", post(authorize::login))
         .route("/authorize/consent", post(authorize::consent))
+        .route("/authorize/switch", post(authorize::switch_account))
         .route(TOKEN_PATH, post(endpoints::token))
         .route(REVOKE_PATH, post(endpoints::revoke))
         .route(REGISTER_PATH, post(endpoints::register))

@@ -23,11 +23,13 @@ pub struct AuthorizationRequest {
     pub code_challenge: Option<String>,
     pub code_challenge_method: Option<String>,
     pub resource: Option<String>,
+    /// The languages the user prefers for the pages (OpenID Connect), by preference.
+    pub ui_locales: Option<String>,
 }
 
 impl AuthorizationRequest {
     /// Every parameter, in a fixed order (CSRF binding, forms).
-    pub fn fields(&self) -> [Option<&str>; 8] {
+    pub fn fields(&self) -> [Option<&str>; 9] {
         [
             self.response_type.as_deref(),
             self.client_id.as_deref(),
@@ -37,6 +39,7 @@ impl AuthorizationRequest {
             self.code_challenge.as_deref(),
             self.code_challenge_method.as_deref(),
             self.resource.as_deref(),
+            self.ui_locales.as_deref(),
         ]
     }
 }

@@ -9,7 +9,7 @@ use crate::error::{AuthError, OAuthCode};
 use crate::model::{now_ms, split_scopes};
 use crate::store::oauth::{ClientKind, ClientRecord, NewCode};
 
-use super::clients::redirect_uri_allowed;
+use super::clients::{demo_loopback_redirect, redirect_uri_allowed};
 use super::{OAuthServer, join_scopes, secrets};
 
 /// The parameters of `/authorize`, as received (query string or form).
@@ -125,12 +125,38 @@ impl OAuthServer {
                 "service clients cannot use the authorization code flow",
             )));
         }
+        let demo = client.client_id == chataigne_common::demo::DEMO_CLIENT_ID
+            && client.origin == "registered";
         let redirect_uri = match request.redirect_uri.as_deref() {
             Some(uri) if redirect_uri_allowed(&client, uri) => uri.to_owned(),
-            _ => {
+            Some(uri)
+                if demo
+                    && demo_loopback_redirect(
+                        uri,
+                        self.config.demo_client_any_loopback_redirect,
+                    ) =>
+            {
+                uri.to_owned()
+            }
+            None => {
                 return Err(Rejection::shown(AuthError::oauth(
                     OAuthCode::InvalidRequest,
-                    "redirect_uri is missing or not registered for this client",
+                    "redirect_uri is missing",
+                )));
+            }
+            Some(_) if demo => {
+                return Err(Rejection::shown(AuthError::oauth(
+                    OAuthCode::InvalidRequest,
+                    "redirect_uri is not one of this client's: the demo client accepts \
+                     http://127.0.0.1, http://[::1] or http://localhost on any port, with the \
+                     path /callback (any path in embedded mode)",
+                )));
+            }
+            Some(_) => {
+                return Err(Rejection::shown(AuthError::oauth(
+                    OAuthCode::InvalidRequest,
+                    "redirect_uri is not one of the redirect URIs registered for this client \
+                     (compared as exact strings; on 127.0.0.1 and [::1] any port)",
                 )));
             }
         };

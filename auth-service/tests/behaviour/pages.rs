@@ -181,3 +181,84 @@ chataigne_common::on_both_backends! {
         switching_account_ends_the_session_and_shows_the_sign_in_page,
     ],
 }
+
+/// The technical reason an error page gives.
+fn error_detail(html: &str) -> String {
+    let marker = "id=\"error-detail\">";
+    let start = html.find(marker).expect("an error page") + marker.len();
+    let end = html[start..].find("</span>").unwrap() + start;
+    html[start..end].replace("&#39;", "'")
+}
+
+fn with_redirect(path: &str, redirect_uri: &str) -> String {
+    path.replace(
+        &url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("redirect_uri", REDIRECT)
+            .finish(),
+        &url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("redirect_uri", redirect_uri)
+            .finish(),
+    )
+}
+
+/// Refusals say the real reason: an http:// metadata document, a redirect
+/// URI the demo client does not take (any loopback port, but the path
+/// `/callback` unless the embedded-mode switch is on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_say_the_real_reason_and_the_demo_client_takes_any_loopback_port() {
+    // Production defaults: no http:// metadata documents.
+    let h = Harness::start_with(crate::support::Backend::Sqlite, |c| {
+        c.oauth.client_metadata_allow_http_loopback = false;
+    })
+    .await
+    .unwrap();
+    let (_, challenge) = pkce();
+    let path = authorize_query(&challenge, "orders.read", "s");
+    let mut b = Browser::new(&h);
+    let document = path.replace(
+        &format!("client_id={DEMO_CLIENT_ID}"),
+        "client_id=http%3A%2F%2F127.0.0.1%3A6274%2Fclient.json",
+    );
+    let (status, _, html) = b.get(&document).await;
+    assert_eq!(status, 400);
+    assert!(
+        error_detail(&html).contains("http:// URL on loopback"),
+        "{html}"
+    );
+    let unknown = path.replace(&format!("client_id={DEMO_CLIENT_ID}"), "client_id=nobody");
+    let (_, _, html) = b.get(&unknown).await;
+    assert!(
+        error_detail(&html).contains("not registered here"),
+        "{html}"
+    );
+    // Any loopback port, localhost included, on the registered path.
+    let (status, _, html) = b
+        .get(&with_redirect(&path, "http://localhost:6274/callback"))
+        .await;
+    assert_eq!(status, 200, "{html}");
+    let inspector = with_redirect(&path, "http://localhost:6274/oauth/callback");
+    let (status, _, html) = b.get(&inspector).await;
+    assert_eq!(status, 400);
+    assert!(
+        error_detail(&html).contains("any path in embedded mode"),
+        "{html}"
+    );
+    let (status, _, html) = b
+        .get(&with_redirect(&path, "http://evil.example:6274/callback"))
+        .await;
+    assert_eq!(status, 400, "{html}");
+    h.finish().await;
+    let embedded = Harness::start_with(crate::support::Backend::Sqlite, |c| {
+        c.oauth.demo_client_any_loopback_redirect = true;
+    })
+    .await
+    .unwrap();
+    let mut b = Browser::new(&embedded);
+    let (status, _, html) = b.get(&inspector).await;
+    assert_eq!(status, 200, "{html}");
+    let (status, _, _) = b
+        .get(&with_redirect(&path, "https://evil.example/oauth/callback"))
+        .await;
+    assert_eq!(status, 400);
+    embedded.finish().await;
+}

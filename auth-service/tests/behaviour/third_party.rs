@@ -84,7 +84,7 @@ fn authorize_for(client_id: &str, scope: &str) -> String {
     )
 }
 
-/// The text of the page's `id="error"` paragraph.
+/// The technical reason the error page gives.
 fn error_text(html: &str) -> String {
     let marker = "id=\"error-detail\">";
     let start = html.find(marker).expect("an error page") + marker.len();

@@ -11,7 +11,15 @@ use std::process::Command;
 use chataigne_tests::{Backend, Sandbox, SdkClients, demo};
 use serde_json::Value;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
+/// The system's Chromium, found on `PATH` (`scripts/test.sh` installs it).
+fn chromium() -> std::path::PathBuf {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("chromium"))
+        .find(|path| path.is_file())
+        .expect("chromium on PATH (scripts/test.sh installs it)")
+}
 
 fn authorize_url(sandbox: &Sandbox, client_id: &str) -> String {
     let mut query = url::form_urlencoded::Serializer::new(String::new());
@@ -52,7 +60,9 @@ async fn the_pages_pass_axe_at_phone_and_desk_widths_in_both_languages() {
             .arg(&script)
             .arg("--clients")
             .arg(&clients.dir)
-            .args(["--chromium", CHROMIUM, "--out"])
+            .arg("--chromium")
+            .arg(chromium())
+            .arg("--out")
             .arg(&shots)
             .args([
                 authorize.as_str(),

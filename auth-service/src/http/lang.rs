@@ -14,6 +14,9 @@ impl Lang {
     /// The language of a page nobody asked a language for.
     pub const DEFAULT: Lang = Lang::En;
 
+    /// The `ui_locales` the pages speak, as the metadata document lists them.
+    pub const SUPPORTED: [&'static str; 2] = ["fr", "en"];
+
     /// Every language, for the tests that render every page in each.
     #[cfg(test)]
     pub const ALL: [Lang; 2] = [Lang::En, Lang::Fr];

@@ -86,6 +86,7 @@ fn metadata(oauth: &OAuthServer) -> serde_json::Value {
         "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
         "authorization_response_iss_parameter_supported": true,
         "client_id_metadata_document_supported": oauth.config().client_metadata_documents,
+        "ui_locales_supported": lang::Lang::SUPPORTED,
     });
     if oauth.config().dynamic_registration {
         document["registration_endpoint"] = json!(format!("{issuer}{REGISTER_PATH}"));

@@ -68,6 +68,19 @@ async fn pages_speak_ui_locales_then_accept_language_then_english(h: &Harness) {
     );
     let (_, default) = get_in(&mut b, &path, "de-DE").await;
     assert!(default.contains("<html lang=\"en\">"), "{default}");
+    let metadata: serde_json::Value = reqwest::get(format!(
+        "{}/.well-known/oauth-authorization-server",
+        h.http_url
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        metadata["ui_locales_supported"],
+        serde_json::json!(["fr", "en"])
+    );
     // The error page too.
     let (status, error) = get_in(&mut b, "/authorize?client_id=nobody", "fr").await;
     assert_eq!(status, 400);

@@ -58,7 +58,8 @@ else
   fi
 fi
 
-# Headless Chromium drives the consent page (tests/tests/official_clients/consent_browser.rs).
+# Headless Chromium drives the consent page (tests/tests/official_clients/consent_browser.rs)
+# and the accessibility check of the pages (pages_a11y.rs).
 if ! command -v chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
     echo "installing chromium" >&2

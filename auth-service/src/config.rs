@@ -102,6 +102,10 @@ pub struct OAuthConfig {
     /// Also accept `http://` metadata document URLs on loopback, and fetch
     /// from loopback addresses (tests only).
     pub client_metadata_allow_http_loopback: bool,
+    /// Development only (embedded mode): the demo client accepts any
+    /// loopback redirect URI (`127.0.0.1`, `[::1]` or `localhost`, any port,
+    /// any path). Off: its registered URIs, any port on loopback.
+    pub demo_client_any_loopback_redirect: bool,
     /// Networks a metadata document may be fetched from although they are
     /// not public (development only). Empty: public addresses only, checked
     /// after DNS resolution (no loopback, private, link-local, shared,
@@ -371,6 +375,7 @@ impl Default for OAuthConfig {
             dynamic_registration: false,
             client_metadata_documents: true,
             client_metadata_allow_http_loopback: false,
+            demo_client_any_loopback_redirect: false,
             client_metadata_allowed_networks: Vec::new(),
             client_metadata_cache_secs: 300,
             auto_approve_user_for_tests: String::new(),
@@ -604,6 +609,12 @@ impl Config {
             production::refuse_development_switch(
                 "oauth.client_metadata_allow_http_loopback",
                 "accepts http:// client metadata documents and fetches them from loopback (tests only)",
+            )?;
+        }
+        if self.oauth.demo_client_any_loopback_redirect {
+            production::refuse_development_switch(
+                "oauth.demo_client_any_loopback_redirect",
+                "lets the demo client send codes to any loopback path (embedded mode only)",
             )?;
         }
         production::require_https_outside_loopback("issuer", &self.resolved_issuer())

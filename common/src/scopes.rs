@@ -1,7 +1,8 @@
 //! The OAuth scopes of the product (SPEC §4): identity scopes, business scopes in
 //! `resource.action` form, and the platform-admin scopes of the creation tools.
 //! One table, [`SCOPES`], names each scope once with its family, whether it
-//! changes something, and the label people see on the consent page; every
+//! changes something, and the labels people see on the consent page (English
+//! and French); every
 //! list below is derived from it.
 
 /// Where a scope belongs.
@@ -30,8 +31,10 @@ pub struct Scope {
     pub name: &'static str,
     pub family: Family,
     pub access: Access,
-    /// A short description for people (the consent page).
+    /// A short description for people (the consent page), in English.
     pub label: &'static str,
+    /// The same description in French.
+    pub label_fr: &'static str,
 }
 
 impl Scope {
@@ -47,94 +50,172 @@ impl Scope {
 }
 
 /// An identity scope of the table.
-const fn identity(name: &'static str, label: &'static str) -> Scope {
+const fn identity(name: &'static str, label: &'static str, label_fr: &'static str) -> Scope {
     Scope {
         name,
         family: Family::Identity,
         access: Access::Read,
         label,
+        label_fr,
     }
 }
 
 /// A business read scope of the table.
-const fn read(name: &'static str, label: &'static str) -> Scope {
+const fn read(name: &'static str, label: &'static str, label_fr: &'static str) -> Scope {
     Scope {
         name,
         family: Family::Business,
         access: Access::Read,
         label,
+        label_fr,
     }
 }
 
 /// A business write scope of the table.
-const fn write(name: &'static str, label: &'static str) -> Scope {
+const fn write(name: &'static str, label: &'static str, label_fr: &'static str) -> Scope {
     Scope {
         name,
         family: Family::Business,
         access: Access::Write,
         label,
+        label_fr,
     }
 }
 
 /// A platform-admin scope of the table (each one a write).
-const fn admin(name: &'static str, label: &'static str) -> Scope {
+const fn admin(name: &'static str, label: &'static str, label_fr: &'static str) -> Scope {
     Scope {
         name,
         family: Family::Admin,
         access: Access::Write,
         label,
+        label_fr,
     }
 }
 
 /// Every scope the product knows: identity, then business, then
 /// platform-admin scopes (the order the metadata documents list them in).
 pub const SCOPES: &[Scope] = &[
-    identity("openid", "Confirm who you are"),
-    identity("profile", "See your name"),
-    identity("offline_access", "Stay connected when you are away"),
-    read("businessOrganization.read", "See your organizations"),
-    read("location.read", "See your locations"),
-    read("storeSettings.read", "See store settings"),
-    read("orderSettings.read", "See order settings"),
-    read("openingHoursSettings.read", "See opening hours"),
-    read("deliverySettings.read", "See delivery settings"),
-    read("paymentMethodSettings.read", "See payment method settings"),
-    read("settings.read", "See location settings"),
+    identity("openid", "Confirm who you are", "Confirmer qui vous êtes"),
+    identity("profile", "See your name", "Voir votre nom"),
+    identity(
+        "offline_access",
+        "Stay connected when you are away",
+        "Rester connecté en votre absence",
+    ),
+    read(
+        "businessOrganization.read",
+        "See your organizations",
+        "Voir vos organisations",
+    ),
+    read(
+        "location.read",
+        "See your locations",
+        "Voir vos établissements",
+    ),
+    read(
+        "storeSettings.read",
+        "See store settings",
+        "Voir les réglages de la boutique",
+    ),
+    read(
+        "orderSettings.read",
+        "See order settings",
+        "Voir les réglages des commandes",
+    ),
+    read(
+        "openingHoursSettings.read",
+        "See opening hours",
+        "Voir les horaires d'ouverture",
+    ),
+    read(
+        "deliverySettings.read",
+        "See delivery settings",
+        "Voir les réglages de livraison",
+    ),
+    read(
+        "paymentMethodSettings.read",
+        "See payment method settings",
+        "Voir les moyens de paiement",
+    ),
+    read(
+        "settings.read",
+        "See location settings",
+        "Voir les réglages des établissements",
+    ),
     read(
         "locationStatusSettings.read",
         "See whether locations accept orders",
+        "Voir si les établissements prennent des commandes",
     ),
     write(
         "locationStatusSettings.write",
         "Pause or resume order taking",
+        "Suspendre ou reprendre la prise de commandes",
     ),
-    read("catalog.read", "See your catalog"),
+    read("catalog.read", "See your catalog", "Voir votre carte"),
     write(
         "catalog.updateAvailability",
         "Mark catalog items sold out or available",
+        "Marquer des produits de la carte épuisés ou disponibles",
     ),
-    read("orders.read", "See orders"),
-    write("orders.write", "Change order statuses"),
-    read("customers.read", "See customers (contact details masked)"),
-    read("conversations.read", "Read customer conversations"),
+    read("orders.read", "See orders", "Voir les commandes"),
+    write(
+        "orders.write",
+        "Change order statuses",
+        "Changer le statut des commandes",
+    ),
+    read(
+        "customers.read",
+        "See customers (contact details masked)",
+        "Voir les clients (coordonnées masquées)",
+    ),
+    read(
+        "conversations.read",
+        "Read customer conversations",
+        "Lire les conversations avec les clients",
+    ),
     write(
         "conversations.write",
         "Send messages in customer conversations",
+        "Envoyer des messages dans les conversations avec les clients",
     ),
-    read("analytics.read", "See analytics"),
-    read("discounts.read", "See discounts"),
-    read("integrations.read", "See integrations and their health"),
-    read("ai.read", "See assistant settings"),
-    read("loyalty.read", "See loyalty settings"),
-    read("referrals.read", "See referral settings"),
-    read("notifications.read", "See notification settings"),
+    read("analytics.read", "See analytics", "Voir les statistiques"),
+    read("discounts.read", "See discounts", "Voir les remises"),
+    read(
+        "integrations.read",
+        "See integrations and their health",
+        "Voir les intégrations et leur état",
+    ),
+    read(
+        "ai.read",
+        "See assistant settings",
+        "Voir les réglages de l'assistant",
+    ),
+    read(
+        "loyalty.read",
+        "See loyalty settings",
+        "Voir les réglages de fidélité",
+    ),
+    read(
+        "referrals.read",
+        "See referral settings",
+        "Voir les réglages de parrainage",
+    ),
+    read(
+        "notifications.read",
+        "See notification settings",
+        "Voir les réglages des notifications",
+    ),
     admin(
         "admin.organizations.create",
         "Create organizations (platform administration)",
+        "Créer des organisations (administration de la plateforme)",
     ),
     admin(
         "admin.locations.create",
         "Create locations (platform administration)",
+        "Créer des établissements (administration de la plateforme)",
     ),
 ];
 
@@ -203,6 +284,11 @@ pub fn is_write(scope: &str) -> bool {
 /// The consent-page label of `scope`, if the product knows it.
 pub fn label(scope: &str) -> Option<&'static str> {
     Scope::find(scope).map(|scope| scope.label)
+}
+
+/// The French consent-page label of `scope`, if the product knows it.
+pub fn label_fr(scope: &str) -> Option<&'static str> {
+    Scope::find(scope).map(|scope| scope.label_fr)
 }
 
 /// Every scope the product knows, platform-admin scopes included.
@@ -287,7 +373,10 @@ mod tests {
     fn every_scope_is_named_once_with_a_label() {
         for (index, scope) in SCOPES.iter().enumerate() {
             assert!(!scope.label.is_empty(), "{}", scope.name);
+            assert!(!scope.label_fr.is_empty(), "{}", scope.name);
+            assert_ne!(scope.label, scope.label_fr, "{} untranslated", scope.name);
             assert_eq!(label(scope.name), Some(scope.label));
+            assert_eq!(label_fr(scope.name), Some(scope.label_fr));
             assert!(
                 SCOPES[index + 1..]
                     .iter()

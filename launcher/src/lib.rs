@@ -38,6 +38,13 @@ impl StackConfig {
         config.tools.idempotency.secret = embedded_secret(&dir.path(embedded::IDEMPOTENCY_SECRET));
         // The signing keys in auth.db are sealed under this key-encryption key.
         config.auth.keys.encryption_key = embedded_kek(&dir.path(embedded::SIGNING_KEYS_KEK));
+        // Any MCP client signs in on its own: dynamic registration (read
+        // scopes only: the trust policy does not trust registered-on-the-fly
+        // clients), metadata documents served from loopback, and the demo
+        // client on any loopback redirect URI.
+        config.auth.oauth.dynamic_registration = true;
+        config.auth.oauth.client_metadata_allow_http_loopback = true;
+        config.auth.oauth.demo_client_any_loopback_redirect = true;
         config
     }
 

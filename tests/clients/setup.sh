@@ -17,6 +17,9 @@
 #   DEST/venv-grpc/        Python gRPC client: grpcio, grpcio-reflection,
 #                          grpcio-status, protobuf, googleapis-common-protos
 #                          (the gRPC caller guide's session, grpc_session.py)
+#   DEST/a11y/             playwright-core and axe-core: the accessibility
+#                          check of the sign-in and consent pages in the
+#                          system's Chromium (pages_a11y.mjs)
 #   DEST/buf/              the buf CLI (npm package @bufbuild/buf), for
 #                          `buf lint` of proto/
 #   DEST/versions          what is installed, one "name version" a line
@@ -42,6 +45,8 @@ GRPCIO_VERSION="${GRPCIO_VERSION:-1.85.1}"
 PROTOBUF_VERSION="${PROTOBUF_VERSION:-7.36.2}"
 GOOGLEAPIS_PROTOS_VERSION="${GOOGLEAPIS_PROTOS_VERSION:-1.76.0}"
 BUF_VERSION="${BUF_VERSION:-1.75.0}"
+PLAYWRIGHT_CORE_VERSION="${PLAYWRIGHT_CORE_VERSION:-1.65.1}"
+AXE_CORE_VERSION="${AXE_CORE_VERSION:-4.14.1}"
 PYTHON="${PYTHON:-python3}"
 
 mkdir -p "$1"
@@ -130,6 +135,7 @@ npm_dir "$dest/conformance-alpha" "@modelcontextprotocol/conformance@$CONFORMANC
 npm_dir "$dest/inspector" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
 npm_dir "$dest/inspector-v1" "@modelcontextprotocol/inspector-cli@$INSPECTOR_V1_VERSION"
 python_grpc_venv "$dest/venv-grpc"
+npm_dir "$dest/a11y" "playwright-core@$PLAYWRIGHT_CORE_VERSION" "axe-core@$AXE_CORE_VERSION"
 # The buf CLI ships as a binary inside the npm package of its platform.
 npm_dir "$dest/buf" "@bufbuild/buf@$BUF_VERSION"
 [ -x "$dest/buf/node_modules/.bin/buf" ] || { say "buf missing in $dest/buf"; exit 1; }
@@ -149,5 +155,7 @@ npm_dir "$dest/buf" "@bufbuild/buf@$BUF_VERSION"
   echo "protobuf $PROTOBUF_VERSION"
   echo "googleapis-common-protos $GOOGLEAPIS_PROTOS_VERSION"
   echo "buf $BUF_VERSION"
+  echo "playwright-core $PLAYWRIGHT_CORE_VERSION"
+  echo "axe-core $AXE_CORE_VERSION"
 } >"$dest/versions"
 say "ready in $dest"

@@ -15,8 +15,9 @@ use crate::oauth::login::{csrf_token, csrf_valid};
 use crate::oauth::{AuthorizationRequest, ValidatedRequest, secrets};
 
 use super::device::DEVICE_TTL_SECS;
+use super::lang::Lang;
 use super::limits::{ClientAddress, retry_after_secs};
-use super::page::ClientView;
+use super::page::{ClientView, ErrorKind, SignInNotice};
 use super::{Shared, cookies, page};
 
 /// The sign-in form.
@@ -32,7 +33,15 @@ pub struct LoginForm {
     request: AuthorizationRequest,
 }
 
-/// The consent form.
+/// The language of the pages for `request` from this browser.
+fn lang(headers: &HeaderMap, request: &AuthorizationRequest) -> Lang {
+    let accept = headers
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|value| value.to_str().ok());
+    Lang::negotiate(request.ui_locales.as_deref(), accept)
+}
+
+/// The consent form (also the switch-account form, whose `decision` is empty).
 #[derive(Deserialize)]
 pub struct ConsentForm {
     #[serde(default)]
@@ -43,7 +52,7 @@ pub struct ConsentForm {
     request: AuthorizationRequest,
 }
 
-fn see_other(location: &str) -> Response {
+fn see_other(lang: Lang, location: &str) -> Response {
     match HeaderValue::from_str(location) {
         Ok(value) => {
             let mut response = StatusCode::SEE_OTHER.into_response();
@@ -53,13 +62,19 @@ fn see_other(location: &str) -> Response {
                 .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             response
         }
-        Err(_) => page::error(StatusCode::BAD_REQUEST, "The redirect URI is not valid."),
+        Err(_) => page::error(
+            lang,
+            StatusCode::BAD_REQUEST,
+            ErrorKind::Request,
+            Some("the redirect URI is not valid"),
+        ),
     }
 }
 
 /// Validates; refusals go to the page or back to the client.
 async fn validated(
     state: &Shared,
+    lang: Lang,
     request: &AuthorizationRequest,
 ) -> Result<ValidatedRequest, Response> {
     match state.oauth.validate(request).await {
@@ -73,6 +88,17 @@ async fn validated(
                 crate::error::AuthError::OAuth { code, .. } => *code,
                 _ => OAuthCode::InvalidRequest,
             };
+            let (status, kind) = match (&rejection.error, code) {
+                (crate::error::AuthError::OAuth { .. }, OAuthCode::InvalidClient)
+                | (crate::error::AuthError::OAuth { .. }, OAuthCode::UnauthorizedClient) => {
+                    (StatusCode::BAD_REQUEST, ErrorKind::Client)
+                }
+                (crate::error::AuthError::OAuth { .. }, _) => {
+                    (StatusCode::BAD_REQUEST, ErrorKind::Request)
+                }
+                _ => (StatusCode::SERVICE_UNAVAILABLE, ErrorKind::Unavailable),
+            };
+            let shown = || page::error(lang, status, kind, Some(&description));
             Err(match rejection.redirect {
                 Some((uri, state_param)) => match state.oauth.error_redirect(
                     &uri,
@@ -80,10 +106,10 @@ async fn validated(
                     code,
                     &description,
                 ) {
-                    Ok(url) => see_other(&url),
-                    Err(_) => page::error(StatusCode::BAD_REQUEST, &description),
+                    Ok(url) => see_other(lang, &url),
+                    Err(_) => shown(),
                 },
-                None => page::error(StatusCode::BAD_REQUEST, &description),
+                None => shown(),
             })
         }
     }
@@ -109,10 +135,12 @@ fn session_cookie<'a>(state: &Shared, headers: &'a HeaderMap) -> Option<&'a str>
     cookies::get(headers, names(state).session).filter(|value| value.len() <= 128)
 }
 
-fn form_expired() -> Response {
+fn form_expired(lang: Lang) -> Response {
     page::error(
+        lang,
         StatusCode::FORBIDDEN,
-        "The form has expired. Start again from the application.",
+        ErrorKind::Expired,
+        Some("the form has expired"),
     )
 }
 
@@ -123,6 +151,20 @@ fn with_cookie(mut response: Response, cookie: Option<HeaderValue>) -> Response 
     response
 }
 
+/// The signed-in account of this browser, if any.
+async fn signed_in(
+    state: &Shared,
+    session: Option<&str>,
+) -> Result<Option<crate::oauth::Account>, crate::error::AuthError> {
+    let Some(session) = session else {
+        return Ok(None);
+    };
+    match state.oauth.signed_in_user(session).await? {
+        Some(user) => state.oauth.account(&user).await,
+        None => Ok(None),
+    }
+}
+
 /// The page for a validated request: sign-in, or consent when signed in.
 async fn page_for(
     state: &Shared,
@@ -130,6 +172,7 @@ async fn page_for(
     request: &AuthorizationRequest,
     validated: &ValidatedRequest,
 ) -> Response {
+    let lang = lang(headers, request);
     let (csrf, fresh) = match csrf_cookie(state, headers) {
         Ok(found) => found,
         Err(error) => return super::error_response(&error),
@@ -138,22 +181,28 @@ async fn page_for(
         .then(|| cookies::set(names(state).csrf, &csrf, 3600, state.secure_cookies))
         .flatten();
     let session = session_cookie(state, headers);
-    let user = match session {
-        Some(session) => match state.oauth.signed_in_user(session).await {
-            Ok(user) => user,
-            Err(error) => return super::error_response(&error),
-        },
-        None => None,
+    let account = match signed_in(state, session).await {
+        Ok(account) => account,
+        Err(error) => return super::error_response(&error),
     };
     let client = ClientView::of(validated);
-    let response = match user {
-        Some(_) => page::consent(
+    let response = match account {
+        Some(account) => page::consent(
+            lang,
             request,
             &csrf_token(&csrf, session, request),
             &client,
+            &account,
             &validated.scopes,
         ),
-        None => page::sign_in(request, &csrf_token(&csrf, None, request), &client, false),
+        None => page::sign_in(
+            lang,
+            request,
+            &csrf_token(&csrf, None, request),
+            &client,
+            SignInNotice::None,
+            "",
+        ),
     };
     with_cookie(response, set_csrf)
 }
@@ -164,13 +213,14 @@ pub async fn start(
     headers: HeaderMap,
     Query(request): Query<AuthorizationRequest>,
 ) -> Response {
-    let validated = match validated(&state, &request).await {
+    let lang = lang(&headers, &request);
+    let validated = match validated(&state, lang, &request).await {
         Ok(validated) => validated,
         Err(response) => return response,
     };
     if let Some(user) = state.oauth.auto_approve_user() {
         return match state.oauth.approve(&validated, user).await {
-            Ok(url) => see_other(&url),
+            Ok(url) => see_other(lang, &url),
             Err(error) => super::error_response(&error),
         };
     }
@@ -190,11 +240,12 @@ pub async fn login(
 ) -> Response {
     // The sign-in form is shown before there is a session: its token is
     // bound to the CSRF cookie and the request only.
+    let lang = lang(&headers, &form.request);
     let csrf = cookies::get(&headers, names(&state).csrf);
     if !csrf_valid(csrf, None, &form.request, &form.csrf) {
-        return form_expired();
+        return form_expired(lang);
     }
-    let validated = match validated(&state, &form.request).await {
+    let validated = match validated(&state, lang, &form.request).await {
         Ok(validated) => validated,
         Err(response) => return response,
     };
@@ -212,12 +263,19 @@ pub async fn login(
             retry_after_secs = retry_after_secs(wait),
             "sign-in refused by a rate limit"
         );
-        return page::sign_in_limited(&form.request, &form.csrf, &client, retry_after_secs(wait));
+        return page::sign_in_limited(
+            lang,
+            &form.request,
+            &form.csrf,
+            &client,
+            retry_after_secs(wait),
+            &form.email,
+        );
     }
     match state.oauth.sign_in(&form.email, &form.password).await {
         Ok(Some(session)) => {
             let query = serde_urlencoded_request(&form.request);
-            let response = see_other(&format!("{}?{query}", super::AUTHORIZE_PATH));
+            let response = see_other(lang, &format!("{}?{query}", super::AUTHORIZE_PATH));
             let max_age = state.oauth.config().browser_session_ttl_secs;
             let cookie = cookies::set(
                 names(&state).session,
@@ -238,7 +296,14 @@ pub async fn login(
         }
         Ok(None) => {
             state.limits.sign_in_failed(&subjects).await;
-            page::sign_in(&form.request, &form.csrf, &client, true)
+            page::sign_in(
+                lang,
+                &form.request,
+                &form.csrf,
+                &client,
+                SignInNotice::WrongPassword,
+                &form.email,
+            )
         }
         Err(error) => super::error_response(&error),
     }
@@ -253,27 +318,33 @@ pub async fn consent(
     // Bound to this browser's CSRF cookie, its sign-in session and this
     // request: a pair taken from another browser or for another request
     // does not verify.
+    let lang = lang(&headers, &form.request);
     let csrf = cookies::get(&headers, names(&state).csrf);
     let session = session_cookie(&state, &headers);
     if !csrf_valid(csrf, session, &form.request, &form.csrf) {
-        return form_expired();
+        return form_expired(lang);
     }
-    let validated = match validated(&state, &form.request).await {
+    let validated = match validated(&state, lang, &form.request).await {
         Ok(validated) => validated,
         Err(response) => return response,
     };
-    let user = match session {
-        Some(session) => match state.oauth.signed_in_user(session).await {
-            Ok(user) => user,
-            Err(error) => return super::error_response(&error),
-        },
-        None => None,
+    let account = match signed_in(&state, session).await {
+        Ok(account) => account,
+        Err(error) => return super::error_response(&error),
     };
-    let Some(user) = user else {
+    let Some(account) = account else {
         return page_for(&state, &headers, &form.request, &validated).await;
     };
     let outcome = match form.decision.as_str() {
-        "approve" => state.oauth.approve(&validated, &user).await,
+        // The grant leaves out the scopes the account's roles cannot use,
+        // as the consent page says.
+        "approve" => {
+            let granted = ValidatedRequest {
+                scopes: account.usable(&validated.scopes),
+                ..validated.clone()
+            };
+            state.oauth.approve(&granted, &account.user_id).await
+        }
         _ => state.oauth.error_redirect(
             &validated.redirect_uri,
             validated.state.as_deref(),
@@ -282,9 +353,48 @@ pub async fn consent(
         ),
     };
     match outcome {
-        Ok(url) => page::hand_back(&url),
+        Ok(url) => page::hand_back(lang, &url),
         Err(error) => super::error_response(&error),
     }
+}
+
+/// `POST /authorize/switch`: "not you? switch account" on the consent page.
+/// Ends this browser's sign-in session and shows the sign-in page again for
+/// the same request. Its token is the consent form's (bound to the CSRF
+/// cookie, the session and the request).
+pub async fn switch_account(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Form(form): Form<ConsentForm>,
+) -> Response {
+    let lang = lang(&headers, &form.request);
+    let csrf = cookies::get(&headers, names(&state).csrf);
+    let session = session_cookie(&state, &headers);
+    if session.is_none() || !csrf_valid(csrf, session, &form.request, &form.csrf) {
+        return form_expired(lang);
+    }
+    let validated = match validated(&state, lang, &form.request).await {
+        Ok(validated) => validated,
+        Err(response) => return response,
+    };
+    if let Some(session) = session
+        && let Err(error) = state.oauth.sign_out(session).await
+    {
+        return super::error_response(&error);
+    }
+    let client = ClientView::of(&validated);
+    let response = page::sign_in(
+        lang,
+        &form.request,
+        &csrf_token(csrf.unwrap_or_default(), None, &form.request),
+        &client,
+        SignInNotice::SignedOut,
+        "",
+    );
+    with_cookie(
+        response,
+        cookies::set(names(&state).session, "", 0, state.secure_cookies),
+    )
 }
 
 /// The authorization request as a query string.
@@ -299,6 +409,7 @@ fn serde_urlencoded_request(request: &AuthorizationRequest) -> String {
         ("code_challenge", &request.code_challenge),
         ("code_challenge_method", &request.code_challenge_method),
         ("resource", &request.resource),
+        ("ui_locales", &request.ui_locales),
     ] {
         if let Some(value) = value {
             query.append_pair(name, value);

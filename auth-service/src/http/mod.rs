@@ -8,6 +8,7 @@ mod authorize;
 mod cookies;
 mod device;
 mod endpoints;
+mod lang;
 mod limits;
 mod page;
 pub mod stack;
@@ -85,6 +86,7 @@ fn metadata(oauth: &OAuthServer) -> serde_json::Value {
         "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
         "authorization_response_iss_parameter_supported": true,
         "client_id_metadata_document_supported": oauth.config().client_metadata_documents,
+        "ui_locales_supported": lang::Lang::SUPPORTED,
     });
     if oauth.config().dynamic_registration {
         document["registration_endpoint"] = json!(format!("{issuer}{REGISTER_PATH}"));
@@ -101,6 +103,7 @@ pub fn router(state: Shared) -> Router {
         .route(AUTHORIZE_PATH, get(authorize::start))
         .route("/authorize/login", post(authorize::login))
         .route("/authorize/consent", post(authorize::consent))
+        .route("/authorize/switch", post(authorize::switch_account))
         .route(TOKEN_PATH, post(endpoints::token))
         .route(REVOKE_PATH, post(endpoints::revoke))
         .route(REGISTER_PATH, post(endpoints::register))

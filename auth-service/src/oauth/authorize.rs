@@ -9,7 +9,7 @@ use crate::error::{AuthError, OAuthCode};
 use crate::model::{now_ms, split_scopes};
 use crate::store::oauth::{ClientKind, ClientRecord, NewCode};
 
-use super::clients::redirect_uri_allowed;
+use super::clients::{demo_loopback_redirect, redirect_uri_allowed};
 use super::{OAuthServer, join_scopes, secrets};
 
 /// The parameters of `/authorize`, as received (query string or form).
@@ -23,11 +23,13 @@ pub struct AuthorizationRequest {
     pub code_challenge: Option<String>,
     pub code_challenge_method: Option<String>,
     pub resource: Option<String>,
+    /// The languages the user prefers for the pages (OpenID Connect), by preference.
+    pub ui_locales: Option<String>,
 }
 
 impl AuthorizationRequest {
     /// Every parameter, in a fixed order (CSRF binding, forms).
-    pub fn fields(&self) -> [Option<&str>; 8] {
+    pub fn fields(&self) -> [Option<&str>; 9] {
         [
             self.response_type.as_deref(),
             self.client_id.as_deref(),
@@ -37,6 +39,7 @@ impl AuthorizationRequest {
             self.code_challenge.as_deref(),
             self.code_challenge_method.as_deref(),
             self.resource.as_deref(),
+            self.ui_locales.as_deref(),
         ]
     }
 }
@@ -122,12 +125,38 @@ impl OAuthServer {
                 "service clients cannot use the authorization code flow",
             )));
         }
+        let demo = client.client_id == chataigne_common::demo::DEMO_CLIENT_ID
+            && client.origin == "registered";
         let redirect_uri = match request.redirect_uri.as_deref() {
             Some(uri) if redirect_uri_allowed(&client, uri) => uri.to_owned(),
-            _ => {
+            Some(uri)
+                if demo
+                    && demo_loopback_redirect(
+                        uri,
+                        self.config.demo_client_any_loopback_redirect,
+                    ) =>
+            {
+                uri.to_owned()
+            }
+            None => {
                 return Err(Rejection::shown(AuthError::oauth(
                     OAuthCode::InvalidRequest,
-                    "redirect_uri is missing or not registered for this client",
+                    "redirect_uri is missing",
+                )));
+            }
+            Some(_) if demo => {
+                return Err(Rejection::shown(AuthError::oauth(
+                    OAuthCode::InvalidRequest,
+                    "redirect_uri is not one of this client's: the demo client accepts \
+                     http://127.0.0.1, http://[::1] or http://localhost on any port, with the \
+                     path /callback (any path in embedded mode)",
+                )));
+            }
+            Some(_) => {
+                return Err(Rejection::shown(AuthError::oauth(
+                    OAuthCode::InvalidRequest,
+                    "redirect_uri is not one of the redirect URIs registered for this client \
+                     (compared as exact strings; on 127.0.0.1 and [::1] any port)",
                 )));
             }
         };

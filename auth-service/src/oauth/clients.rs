@@ -57,12 +57,33 @@ impl OAuthServer {
                     .await?
                     .ok_or_else(|| invalid_client("unknown client"))?
             }
-            _ => return Err(invalid_client("unknown client")),
+            _ => return Err(self.not_a_client(client_id)),
         };
         if !client.enabled {
             return Err(invalid_client("the client is disabled"));
         }
         Ok(client)
+    }
+
+    /// Why `client_id` names no client here: the real reason when it is a
+    /// URL this server does not take as a metadata document.
+    fn not_a_client(&self, client_id: &str) -> AuthError {
+        let Ok(url) = url::Url::parse(client_id) else {
+            return invalid_client("unknown client: this client_id is not registered here");
+        };
+        let description = if !self.config.client_metadata_documents {
+            "this authorization server does not accept client ID metadata documents: \
+             register the client instead"
+        } else if url.scheme() == "http" && crate::config::is_loopback_http(client_id) {
+            "the client ID metadata document is an http:// URL on loopback, which this \
+             authorization server accepts only in development: use https"
+        } else if url.scheme() != "https" {
+            "a client ID metadata document must be an https:// URL"
+        } else {
+            "the client_id is not a valid client ID metadata document URL \
+             (https, with a path, no fragment or user info)"
+        };
+        invalid_client(description)
     }
 
     /// Authenticates the client at the token endpoint: confidential and
@@ -96,6 +117,30 @@ pub fn redirect_uri_allowed(client: &ClientRecord, requested: &str) -> bool {
         .redirect_uris
         .iter()
         .any(|registered| registered == requested || loopback_any_port(registered, requested))
+}
+
+/// Whether `requested` is an `http://` loopback redirect URI (`127.0.0.1`,
+/// `[::1]` or `localhost`, any port) with a path, written as the URL parser
+/// writes it (no other spelling, no user info, no fragment); with
+/// `any_path` false, its path must be `/callback`. The demo client's rule:
+/// any port everywhere (RFC 8252 §7.3), any path in embedded mode.
+pub fn demo_loopback_redirect(requested: &str, any_path: bool) -> bool {
+    let Ok(url) = url::Url::parse(requested) else {
+        return false;
+    };
+    let loopback_host = matches!(
+        url.host(),
+        Some(url::Host::Ipv4(ip)) if ip == std::net::Ipv4Addr::LOCALHOST
+    ) || matches!(url.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback())
+        || url.host_str() == Some("localhost");
+    url.as_str() == requested
+        && url.scheme() == "http"
+        && loopback_host
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.fragment().is_none()
+        && url.port() != Some(0)
+        && (any_path || (url.path() == "/callback" && url.query().is_none()))
 }
 
 /// `requested` is `registered` (a loopback IP URI without port) with
@@ -149,6 +194,42 @@ mod tests {
             allowed_scopes: String::new(),
             service_user_id: None,
             origin: "registered".into(),
+        }
+    }
+
+    #[test]
+    fn the_demo_rule_takes_any_loopback_port_and_in_embedded_mode_any_path() {
+        for uri in [
+            "http://localhost:6274/callback",
+            "http://127.0.0.1:33418/callback",
+            "http://[::1]:5000/callback",
+        ] {
+            assert!(demo_loopback_redirect(uri, false), "{uri}");
+        }
+        assert!(!demo_loopback_redirect(
+            "http://localhost:6274/oauth/callback",
+            false
+        ));
+        assert!(demo_loopback_redirect(
+            "http://localhost:6274/oauth/callback",
+            true
+        ));
+        assert!(demo_loopback_redirect("http://127.0.0.1:9/cb?x=1", true));
+        for refused in [
+            "https://localhost:6274/callback",
+            "http://evil.example:6274/callback",
+            "http://localhost.evil.example/callback",
+            "http://127.0.0.2:1/callback",
+            "http://user@localhost:1/callback",
+            "http://localhost:1/callback#f",
+            "http://LOCALHOST:1/callback",
+            "http://localhost:1/./callback",
+            "http://localhost:0/callback",
+            "http://127.1:5000/callback",
+            " http://localhost:1/callback",
+            "http://localhost:80/callback",
+        ] {
+            assert!(!demo_loopback_redirect(refused, true), "{refused}");
         }
     }
 

@@ -4,6 +4,7 @@
 //! client credentials for service accounts), revocation, client resolution
 //! (registered clients, Client ID Metadata Documents, dynamic registration).
 
+mod account;
 mod authorize;
 mod cleanup;
 mod client_metadata;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 use crate::config::OAuthConfig;
 use crate::core::Core;
 
+pub use account::Account;
 pub use authorize::{AuthorizationRequest, ValidatedRequest};
 pub use client_metadata::MetadataFetcher;
 pub use clients::ClientCredentials;

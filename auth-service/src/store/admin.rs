@@ -38,6 +38,8 @@ pub trait AdminStore {
     /// The memberships of `user_id`, by organization then location
     /// (organization-wide first).
     fn user_memberships<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, Vec<MembershipRecord>>;
+    /// The user `user_id`, if any.
+    fn user_record<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, Option<UserRecord>>;
     /// Deletes the client with everything that refers to it (consents,
     /// sessions, codes, refresh tokens) and, for a service account, its
     /// service user with its memberships, in one transaction.
@@ -54,6 +56,8 @@ pub trait AdminStore {
 
 pub(super) const USERS: &str = "SELECT id, email, display_name, status, platform_admin, \
      (password_hash IS NOT NULL) AS has_password FROM users ORDER BY id";
+pub(super) const USER_RECORD: &str = "SELECT id, email, display_name, status, platform_admin, \
+     (password_hash IS NOT NULL) AS has_password FROM users WHERE id = $1";
 pub(super) const USER_MEMBERSHIPS: &str = "SELECT organization_id, location_id, role \
      FROM memberships WHERE user_id = $1 \
      ORDER BY organization_id, COALESCE(location_id, ''), role";
@@ -84,6 +88,10 @@ where
 
     fn user_memberships<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, Vec<MembershipRecord>> {
         Box::pin(fetch_all(&self.pool, USER_MEMBERSHIPS, [Text(user_id)]))
+    }
+
+    fn user_record<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, Option<UserRecord>> {
+        Box::pin(fetch_optional(&self.pool, USER_RECORD, [Text(user_id)]))
     }
 
     fn delete_client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, bool> {

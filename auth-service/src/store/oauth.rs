@@ -201,6 +201,8 @@ pub trait OAuthStore: Send + Sync + 'static {
         id_hash: &'a str,
         now_ms: i64,
     ) -> StoreFuture<'a, Option<String>>;
+    /// Ends a browser session (sign-out, switching account).
+    fn revoke_browser_session<'a>(&'a self, id_hash: &'a str, now_ms: i64) -> StoreFuture<'a, ()>;
 
     fn insert_code<'a>(&'a self, code: &'a NewCode) -> StoreFuture<'a, ()>;
     fn consume_code<'a>(

@@ -133,6 +133,11 @@ where
         Box::pin(row.map_ok(|row: Option<(String,)>| row.map(|(user_id,)| user_id)))
     }
 
+    fn revoke_browser_session<'a>(&'a self, id_hash: &'a str, now_ms: i64) -> StoreFuture<'a, ()> {
+        let args = [Text(id_hash), Int(now_ms)];
+        Box::pin(run(&self.pool, oauth_sql::REVOKE_BROWSER_SESSION, args))
+    }
+
     fn insert_code<'a>(&'a self, code: &'a NewCode) -> StoreFuture<'a, ()> {
         let args = [
             Text(&code.code_hash),

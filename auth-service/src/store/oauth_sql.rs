@@ -36,6 +36,9 @@ pub(super) const BROWSER_SESSION_USER: &str = "SELECT b.user_id FROM browser_ses
      JOIN users u ON u.id = b.user_id \
      WHERE b.id_hash = $1 AND b.revoked_at IS NULL AND b.expires_at > $2 AND u.status = 'active'";
 
+pub(super) const REVOKE_BROWSER_SESSION: &str = "UPDATE browser_sessions SET revoked_at = $2 \
+     WHERE id_hash = $1 AND revoked_at IS NULL";
+
 pub(super) const INSERT_CODE: &str = "INSERT INTO authorization_codes \
      (code_hash, client_id, user_id, redirect_uri, scopes, resource, code_challenge, created_at, \
       expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";

@@ -19,6 +19,7 @@ mod oauth;
 mod oauth_support;
 mod operator;
 mod operator_accounts;
+mod pages;
 mod refresh_csrf;
 mod resolve;
 mod third_party;

@@ -84,10 +84,11 @@ fn authorize_for(client_id: &str, scope: &str) -> String {
     )
 }
 
-/// The text of the page's `id="error"` paragraph.
+/// The technical reason the error page gives.
 fn error_text(html: &str) -> String {
-    let start = html.find("id=\"error\">").expect("an error page") + "id=\"error\">".len();
-    let end = html[start..].find("</p>").unwrap() + start;
+    let marker = "id=\"error-detail\">";
+    let start = html.find(marker).expect("an error page") + marker.len();
+    let end = html[start..].find("</span>").unwrap() + start;
     html[start..end].to_owned()
 }
 

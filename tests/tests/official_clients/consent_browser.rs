@@ -233,7 +233,7 @@ async fn drive(sandbox: &Sandbox, browser: &Browser, approve: bool) -> String {
     }
     cdp.wait_for("!!document.getElementById('approve')").await;
     let scopes = cdp
-        .eval("document.getElementById('scopes').innerText")
+        .eval("document.getElementById('scopes-read').innerText")
         .await;
     let scopes = scopes.as_str().unwrap_or_default().to_owned();
     assert!(

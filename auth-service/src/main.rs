@@ -79,6 +79,8 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
+    // Error reporting first: the telemetry subscriber then reports to it.
+    let _reporting = chataigne_common::error_reporting::start("auth-service", &config.sentry)?;
     telemetry::init("auth-service", LogFormat::Json);
     let grpc = tokio::net::TcpListener::bind(&config.grpc_listen)
         .await

@@ -64,11 +64,24 @@ fn rpc_names(path: &str) -> (&str, &str) {
 /// (e.g. `chataigne.auth.v1.AuthService/Authenticate`), kind server,
 /// `rpc.system` `grpc`, `rpc.service`, `rpc.method`, and once the call is
 /// answered ([`record_outcome`]) `rpc.grpc.status_code`, `error.type` and an
-/// error status for server faults — plus the Chataigne service name. It is
+/// error status for server faults — plus the Chataigne service name and the
+/// gateway's `request_id` (`x-request-id` metadata) when present. It is
 /// parented on the caller's trace context when the request carries one.
 pub fn server_span(service: &'static str) -> impl Fn(&http::Request<()>) -> tracing::Span + Clone {
     move |request: &http::Request<()>| {
         let (rpc_service, rpc_method) = rpc_names(request.uri().path());
+        // The gateway's request id (`x-request-id` metadata), when it looks
+        // like one: it joins the RPC's logs and error reports to the call.
+        let request_id = request
+            .headers()
+            .get("x-request-id")
+            .and_then(|value| value.to_str().ok())
+            .filter(|id| {
+                id.len() <= 64
+                    && id
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            });
         let span = tracing::info_span!(
             "grpc",
             otel.name = %format!("{rpc_service}/{rpc_method}"),
@@ -80,6 +93,7 @@ pub fn server_span(service: &'static str) -> impl Fn(&http::Request<()>) -> trac
             rpc.grpc.status_code = tracing::field::Empty,
             error.type = tracing::field::Empty,
             service,
+            request_id,
         );
         let parent = TraceContextPropagator::new().extract(&HeaderExtractor(request.headers()));
         // Fails only when no OpenTelemetry layer is installed: nothing to link.

@@ -50,6 +50,8 @@ async fn main() -> anyhow::Result<()> {
     let config: Config =
         chataigne_common::config::load(&Config::default(), args.config.as_deref())?;
     config.validate()?;
+    // Error reporting first: the telemetry subscriber then reports to it.
+    let _reporting = chataigne_common::error_reporting::start("gateway", &config.sentry)?;
     telemetry::init("gateway", LogFormat::Json);
     let public = tokio::net::TcpListener::bind(&config.listen)
         .await

@@ -95,6 +95,8 @@ async fn main() -> anyhow::Result<()> {
         chataigne_tools::ops::use_data_dir(&mut config, dir)?;
     }
     config.validate()?;
+    // Error reporting first: the telemetry subscriber then reports to it.
+    let _reporting = chataigne_common::error_reporting::start("tool-service", &config.sentry)?;
     telemetry::init("tool-service", LogFormat::Json);
     match args.command.unwrap_or(Command::Serve) {
         Command::Serve => {

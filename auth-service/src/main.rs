@@ -12,7 +12,7 @@ use chataigne_common::telemetry::{self, LogFormat};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(about = "Chataigne auth-service: OAuth 2.1 authorization server and gRPC AuthService")]
+#[command(about = "Chataigne auth-service: OAuth 2.1 authorization server and gRPC AuthService", version = chataigne_common::metrics::version_line())]
 struct Args {
     /// TOML configuration file; `CHATAIGNE_*` variables override it.
     #[arg(long, env = "CHATAIGNE_CONFIG", global = true)]

@@ -166,3 +166,23 @@ mod config_check {
         assert!(ok, "{err}");
     }
 }
+
+#[test]
+fn dash_dash_version_prints_the_version_and_the_revision() {
+    let (ok, out, err) = chataigne_common::testing::run_with_env(
+        env!("CARGO_BIN_EXE_chataigne-auth-service"),
+        &["--version"],
+        &[],
+    );
+    assert!(ok, "{err}");
+    let line = out.trim();
+    assert!(line.starts_with("chataigne"), "{line}");
+    assert!(
+        line.ends_with(&format!(
+            " {} (revision {})",
+            chataigne_common::metrics::VERSION,
+            chataigne_common::metrics::REVISION
+        )),
+        "{line}"
+    );
+}

@@ -11,7 +11,7 @@ use chataigne_gateway::{Config, Listeners};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(about = "Chataigne MCP gateway (Streamable HTTP)")]
+#[command(about = "Chataigne MCP gateway (Streamable HTTP)", version = chataigne_common::metrics::version_line())]
 struct Args {
     /// TOML configuration file; `CHATAIGNE_*` variables override it.
     #[arg(long, env = "CHATAIGNE_CONFIG", global = true)]

@@ -9,7 +9,7 @@ use chataigne_common::telemetry::{self, LogFormat};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(about = "Chataigne tool-service (gRPC)")]
+#[command(about = "Chataigne tool-service (gRPC)", version = chataigne_common::metrics::version_line())]
 struct Args {
     /// TOML configuration file; `CHATAIGNE_*` variables override it.
     #[arg(long, env = "CHATAIGNE_CONFIG", global = true)]

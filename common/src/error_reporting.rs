@@ -668,6 +668,83 @@ impl Transport for HttpTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tracing_subscriber::prelude::*;
+
+    /// The child half of the panic test: started with
+    /// `CHATAIGNE_REPORTING_CHILD` set to a DSN, it starts reporting as a
+    /// service does and panics inside a request's span, the panic message
+    /// holding a canary after its first `: `.
+    #[test]
+    fn child_panics_inside_a_request() {
+        let Ok(dsn) = std::env::var("CHATAIGNE_REPORTING_CHILD") else {
+            return;
+        };
+        let config = SentryConfig {
+            dsn: Some(SecretString::from(dsn)),
+            environment: "panic-test".to_owned(),
+        };
+        let reporting = start("child", &config).unwrap();
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        use opentelemetry::trace::TracerProvider as _;
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")))
+            .with(layer());
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!("request", request_id = "req_panicking");
+            let _entered = span.enter();
+            let outcome = std::panic::catch_unwind(|| {
+                let detail = "CNRYPANICZ";
+                panic!("handler failed: {detail}");
+            });
+            assert!(outcome.is_err());
+        });
+        assert!(reporting.flush(Duration::from_secs(5)));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panic_is_reported_with_its_request_id_and_without_its_detail() {
+        let received = Arc::new(Mutex::new(Vec::<String>::new()));
+        let keep = received.clone();
+        let app = axum::Router::new().route(
+            "/api/{project}/envelope/",
+            axum::routing::post(move |body: axum::body::Bytes| async move {
+                keep.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&body).into_owned());
+                "{}"
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let exe = std::env::current_exe().unwrap();
+        let output = tokio::task::spawn_blocking(move || {
+            std::process::Command::new(exe)
+                .args([
+                    "--exact",
+                    "error_reporting::tests::child_panics_inside_a_request",
+                    "--test-threads=1",
+                ])
+                .env("CHATAIGNE_REPORTING_CHILD", format!("http://key@{addr}/1"))
+                .output()
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let bodies = received.lock().unwrap().clone();
+        let body = bodies
+            .iter()
+            .find(|body| body.contains("req_panicking"))
+            .unwrap_or_else(|| panic!("no panic report in {bodies:?}"));
+        assert!(body.contains("\"type\":\"panic\""), "{body}");
+        assert!(body.contains("handler failed"), "{body}");
+        assert!(body.contains("\"environment\":\"panic-test\""), "{body}");
+        assert!(body.contains("\"trace_id\""), "{body}");
+        for body in &bodies {
+            assert!(!body.contains("CNRYPANICZ"), "{body}");
+        }
+    }
 
     #[test]
     fn free_text_stops_at_the_first_colon() {

@@ -70,6 +70,12 @@ async fn main() -> anyhow::Result<()> {
         );
         chataigne_auth::admin_cli::use_data_dir(&mut config, dir)?;
     }
+    if let Command::Admin(_) = command {
+        config
+            .database
+            .named_for_administration(&Config::default().database, args.data_dir.is_some())
+            .map_err(anyhow::Error::msg)?;
+    }
     config.validate()?;
     match command {
         Command::Serve => serve(config).await,

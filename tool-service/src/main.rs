@@ -94,6 +94,15 @@ async fn main() -> anyhow::Result<()> {
     if let Some(dir) = &args.data_dir {
         chataigne_tools::ops::use_data_dir(&mut config, dir)?;
     }
+    if !matches!(args.command, None | Some(Command::Serve)) {
+        config
+            .database
+            .named_for_administration(
+                &chataigne_tools::Config::default().database,
+                args.data_dir.is_some(),
+            )
+            .map_err(anyhow::Error::msg)?;
+    }
     config.validate()?;
     // Error reporting first: the telemetry subscriber then reports to it.
     let _reporting = chataigne_common::error_reporting::start("tool-service", &config.sentry)?;

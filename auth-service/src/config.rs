@@ -78,6 +78,8 @@ pub struct Config {
     #[serde(serialize_with = "serialize_optional_secret")]
     #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub gateway_credential: Option<SecretString>,
+    /// Error reporting to Sentry (off without a DSN).
+    pub sentry: chataigne_common::error_reporting::SentryConfig,
 }
 
 /// The authorization server's endpoints and policies.
@@ -497,6 +499,7 @@ impl KeysConfig {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            sentry: chataigne_common::error_reporting::SentryConfig::default(),
             grpc_listen: "127.0.0.1:50051".to_owned(),
             http_listen: "127.0.0.1:8081".to_owned(),
             metrics_listen: None,
@@ -528,6 +531,7 @@ impl Default for Config {
 impl Config {
     /// Rejects configurations that cannot work, naming the field at fault.
     pub fn validate(&self) -> anyhow::Result<()> {
+        self.sentry.validate()?;
         for (field, value) in [
             ("grpc_listen", &self.grpc_listen),
             ("http_listen", &self.http_listen),

@@ -12,7 +12,7 @@ use chataigne_common::telemetry::{self, LogFormat};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(about = "Chataigne auth-service: OAuth 2.1 authorization server and gRPC AuthService")]
+#[command(about = "Chataigne auth-service: OAuth 2.1 authorization server and gRPC AuthService", version = chataigne_common::metrics::version_line())]
 struct Args {
     /// TOML configuration file; `CHATAIGNE_*` variables override it.
     #[arg(long, env = "CHATAIGNE_CONFIG", global = true)]
@@ -70,6 +70,12 @@ async fn main() -> anyhow::Result<()> {
         );
         chataigne_auth::admin_cli::use_data_dir(&mut config, dir)?;
     }
+    if let Command::Admin(_) = command {
+        config
+            .database
+            .named_for_administration(&Config::default().database, args.data_dir.is_some())
+            .map_err(anyhow::Error::msg)?;
+    }
     config.validate()?;
     match command {
         Command::Serve => serve(config).await,
@@ -79,6 +85,8 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
+    // Error reporting first: the telemetry subscriber then reports to it.
+    let _reporting = chataigne_common::error_reporting::start("auth-service", &config.sentry)?;
     telemetry::init("auth-service", LogFormat::Json);
     let grpc = tokio::net::TcpListener::bind(&config.grpc_listen)
         .await

@@ -23,7 +23,57 @@ pub fn load<T>(defaults: &T, file: Option<&Path>) -> Result<T, ConfigError>
 where
     T: Serialize + DeserializeOwned + JsonSchema,
 {
+    warn_unknown_variables::<T>();
     load_from_env(defaults, file, std::env::vars())
+}
+
+/// One line on stderr per `CHATAIGNE_*` variable of the process that is no
+/// setting of `T` ([`unknown_variables`]), naming it, never its value
+/// (telemetry is not started yet when the configuration loads).
+pub fn warn_unknown_variables<T: JsonSchema>() {
+    for variable in unknown_variables::<T, _>(std::env::vars()) {
+        eprintln!("warning: {variable} is not a configuration setting; ignored");
+    }
+}
+
+/// The top-level key a setting variable falls under (`CHATAIGNE_DATABASE__URL`
+/// is under `database`).
+fn section_of(variable: &str) -> String {
+    variable
+        .trim_start_matches("CHATAIGNE_")
+        .split("__")
+        .next()
+        .unwrap_or_default()
+        .to_lowercase()
+}
+
+/// The top-level keys of `T` (settings and sections).
+fn top_level_keys<T: JsonSchema>() -> std::collections::BTreeSet<String> {
+    crate::config_reference::Service::schema::<T>("")
+        .keys()
+        .into_iter()
+        .filter_map(|key| key.path.split(['.', '[']).next().map(str::to_owned))
+        .collect()
+}
+
+/// The `CHATAIGNE_*` variables of `env` under no top-level key of `T` (e.g.
+/// the `CHATAIGNE_GATEWAY_PORT` Kubernetes injects for a Service named
+/// `chataigne-gateway`): ignored with a warning rather than fatal. A
+/// variable under a known section (a typo'd `CHATAIGNE_DATABASE__URLL`) is
+/// not among them: the load refuses it.
+pub fn unknown_variables<T, I>(env: I) -> Vec<String>
+where
+    T: JsonSchema,
+    I: IntoIterator<Item = (String, String)>,
+{
+    let known = top_level_keys::<T>();
+    let mut unknown: Vec<String> = env
+        .into_iter()
+        .map(|(key, _)| key)
+        .filter(|key| is_setting(key) && !known.contains(&section_of(key)))
+        .collect();
+    unknown.sort();
+    unknown
 }
 
 /// The environment variable of a dotted key: `CHATAIGNE_` then the path in
@@ -58,8 +108,11 @@ where
     if let Some(path) = file {
         builder = builder.add_source(config::File::from(path).required(true));
     }
-    let env: config::Map<String, String> =
-        env.into_iter().filter(|(key, _)| is_setting(key)).collect();
+    let known = top_level_keys::<T>();
+    let env: config::Map<String, String> = env
+        .into_iter()
+        .filter(|(key, _)| is_setting(key) && known.contains(&section_of(key)))
+        .collect();
     let mut variables = config::Environment::with_prefix("CHATAIGNE")
         .prefix_separator("_")
         .separator("__")
@@ -151,6 +204,37 @@ mod tests {
             env_var("oauth.rate_limits.redis.key_secret"),
             "CHATAIGNE_OAUTH__RATE_LIMITS__REDIS__KEY_SECRET"
         );
+    }
+
+    #[test]
+    fn a_stray_variable_is_ignored_and_named_but_a_typo_in_a_known_section_is_refused() {
+        // What Kubernetes injects for a Service named `chataigne-gateway`.
+        let stray = vec![
+            (
+                "CHATAIGNE_GATEWAY_PORT".to_owned(),
+                "tcp://10.0.0.1:80".to_owned(),
+            ),
+            (
+                "CHATAIGNE_GATEWAY_SERVICE_HOST".to_owned(),
+                "10.0.0.1".to_owned(),
+            ),
+            ("CHATAIGNE_LISTEN".to_owned(), "0.0.0.0:1".to_owned()),
+        ];
+        let loaded: Sample = load_from_env(&defaults(), None, stray.clone()).unwrap();
+        assert_eq!(loaded.listen, "0.0.0.0:1");
+        assert_eq!(
+            unknown_variables::<Sample, _>(stray),
+            ["CHATAIGNE_GATEWAY_PORT", "CHATAIGNE_GATEWAY_SERVICE_HOST"]
+        );
+        let typo = vec![(
+            "CHATAIGNE_DATABASE__URLL".to_owned(),
+            "postgres://db/x".to_owned(),
+        )];
+        assert!(unknown_variables::<Sample, _>(typo.clone()).is_empty());
+        let error = load_from_env::<Sample, _>(&defaults(), None, typo)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("urll"), "{error}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub fn run<T>(
 where
     T: Serialize + DeserializeOwned + JsonSchema,
 {
+    crate::config::warn_unknown_variables::<T>();
     let report = check(service, defaults, file, std::env::vars(), validate)?;
     print!("{report}");
     Ok(())
@@ -180,7 +181,8 @@ mod tests {
             "sample",
             &Sample::default(),
             None,
-            env(&[("CHATAIGNE_NOT_A_KEY", "1")]),
+            // Inside a known section, an unknown key is refused.
+            env(&[("CHATAIGNE_DATABASE__NOT_A_KEY", "1")]),
             |_| Ok(()),
         )
         .unwrap_err();

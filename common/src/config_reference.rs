@@ -426,7 +426,11 @@ compiled-in defaults below, then the TOML file given with `--config` (or
 followed by the key's path in capitals with `__` between levels
 (`database.url` is `CHATAIGNE_DATABASE__URL`); lists may be given
 comma-separated. Keys inside lists of tables (`[]`) are set in the file only.
-Unknown keys are refused.
+Unknown keys are refused, but for a `CHATAIGNE_` variable under no top-level
+key of the service (e.g. the `CHATAIGNE_GATEWAY_PORT` Kubernetes injects for a
+Service named `chataigne-gateway`): it is ignored with one warning on stderr
+naming it, never its value. A variable inside a known section that names no
+key (`CHATAIGNE_DATABASE__URLL`) is refused.
 
 `<binary> config check` loads the same layers, runs the start-up validation
 and prints the effective configuration with secrets redacted (exit status 0

@@ -96,6 +96,24 @@ impl DatabaseConfig {
         self.url.expose_secret()
     }
 
+    /// For an administration command: refuses to act on the compiled-in
+    /// default (`default`, a file created in the working directory) when
+    /// neither the configuration nor `--data-dir` named a database.
+    pub fn named_for_administration(
+        &self,
+        default: &DatabaseConfig,
+        data_dir_given: bool,
+    ) -> Result<(), String> {
+        if data_dir_given || self.url() != default.url() {
+            return Ok(());
+        }
+        Err(format!(
+            "no database configured: set database.url ({}) or pass --data-dir with the \
+             embedded stack's data directory; nothing was created",
+            crate::config::env_var("database.url")
+        ))
+    }
+
     /// What the URL names (see [`DatabaseUrl::parse`]).
     pub fn database_url(&self) -> Result<DatabaseUrl, String> {
         DatabaseUrl::parse(self.url())

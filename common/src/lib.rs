@@ -16,6 +16,7 @@ pub mod config_reference;
 pub mod database;
 pub mod demo;
 pub mod embedded;
+pub mod error_reporting;
 pub mod expiring;
 pub mod grants;
 pub mod grpc_health;

@@ -126,6 +126,13 @@ pub const REVISION: &str = match option_env!("CHATAIGNE_BUILD_REVISION") {
     None => "unknown",
 };
 
+/// What `--version` prints after a binary's name: the version and the
+/// revision (`0.1.0 (revision 1a2b3c4)`).
+pub fn version_line() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| format!("{VERSION} (revision {REVISION})"))
+}
+
 /// Registers what every service exposes besides its own metrics:
 /// `<prefix>_build_info{version,revision} 1` and the standard `process_*`
 /// metrics of this process ([`ProcessMetrics`]).

@@ -11,6 +11,9 @@
 //! - Text logs carry ANSI colours only when stderr is a terminal; JSON never
 //!   does.
 //!
+//! - With error reporting started first, `error!` events and panics also go
+//!   to Sentry (see [`crate::error_reporting`]).
+//!
 //! Metrics are not exported over OTLP: every service serves them to
 //! Prometheus on its internal `/metrics` (see [`crate::metrics`]).
 
@@ -75,7 +78,15 @@ pub fn init(service: &'static str, format: LogFormat) {
         opentelemetry::global::set_tracer_provider(provider.clone());
     }
     let traces = tracing_opentelemetry::layer().with_tracer(provider.tracer(service));
-    let registry = tracing_subscriber::registry().with(filter).with(traces);
+    // Error reporting, when started (see `crate::error_reporting::start`).
+    let reporting = sentry::Hub::current()
+        .client()
+        .is_some_and(|client| client.is_enabled())
+        .then(crate::error_reporting::layer);
+    let registry = tracing_subscriber::registry()
+        .with(filter)
+        .with(traces)
+        .with(reporting);
     let result = match format {
         LogFormat::Json => registry.with(json_layer(std::io::stdout)).try_init(),
         LogFormat::Text => registry

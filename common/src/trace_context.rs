@@ -59,16 +59,53 @@ fn rpc_names(path: &str) -> (&str, &str) {
     }
 }
 
-/// A `Server::trace_fn` for `service`: one info span per RPC following the
+/// The standard gRPC health service, whose checks are probes.
+const HEALTH_SERVICE: &str = "grpc.health.v1.Health";
+
+/// A `Server::trace_fn` for `service`: one info span per RPC (a debug one
+/// for the health service's probes, not exported by default) following the
 /// OpenTelemetry RPC semantic conventions — named `<rpc.service>/<rpc.method>`
 /// (e.g. `chataigne.auth.v1.AuthService/Authenticate`), kind server,
 /// `rpc.system` `grpc`, `rpc.service`, `rpc.method`, and once the call is
 /// answered ([`record_outcome`]) `rpc.grpc.status_code`, `error.type` and an
-/// error status for server faults — plus the Chataigne service name. It is
+/// error status for server faults — plus the Chataigne service name and the
+/// gateway's `request_id` (`x-request-id` metadata) when present. It is
 /// parented on the caller's trace context when the request carries one.
 pub fn server_span(service: &'static str) -> impl Fn(&http::Request<()>) -> tracing::Span + Clone {
     move |request: &http::Request<()>| {
         let (rpc_service, rpc_method) = rpc_names(request.uri().path());
+        // The gateway's request id (`x-request-id` metadata), when it looks
+        // like one: it joins the RPC's logs and error reports to the call.
+        let request_id = request
+            .headers()
+            .get("x-request-id")
+            .and_then(|value| value.to_str().ok())
+            .filter(|id| {
+                id.len() <= 64
+                    && id
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            });
+        if rpc_service == HEALTH_SERVICE {
+            // Health checks (the breakers' and readiness probes, several a
+            // second per idle stack) are not exported at the default `info`
+            // level; `RUST_LOG=debug` shows them.
+            let span = tracing::debug_span!(
+                "grpc",
+                otel.name = %format!("{rpc_service}/{rpc_method}"),
+                otel.kind = "server",
+                otel.status_code = tracing::field::Empty,
+                rpc.system = "grpc",
+                rpc.service = rpc_service,
+                rpc.method = rpc_method,
+                rpc.grpc.status_code = tracing::field::Empty,
+                error.type = tracing::field::Empty,
+                service,
+            );
+            let parent = TraceContextPropagator::new().extract(&HeaderExtractor(request.headers()));
+            let _ = span.set_parent(parent);
+            return span;
+        }
         let span = tracing::info_span!(
             "grpc",
             otel.name = %format!("{rpc_service}/{rpc_method}"),
@@ -80,6 +117,7 @@ pub fn server_span(service: &'static str) -> impl Fn(&http::Request<()>) -> trac
             rpc.grpc.status_code = tracing::field::Empty,
             error.type = tracing::field::Empty,
             service,
+            request_id,
         );
         let parent = TraceContextPropagator::new().extract(&HeaderExtractor(request.headers()));
         // Fails only when no OpenTelemetry layer is installed: nothing to link.
@@ -193,6 +231,22 @@ pub fn record_http_status(span: &tracing::Span, status: http::StatusCode) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn health_probe_spans_are_not_exported_at_the_default_level() {
+        use tracing_subscriber::prelude::*;
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_subscriber::filter::LevelFilter::INFO);
+        tracing::subscriber::with_default(subscriber, || {
+            let span_of = |path: &str| {
+                let request = http::Request::builder().uri(path).body(()).unwrap();
+                server_span("tool-service")(&request)
+            };
+            assert!(span_of("/grpc.health.v1.Health/Check").is_disabled());
+            assert!(span_of("/grpc.health.v1.Health/Watch").is_disabled());
+            assert!(!span_of("/chataigne.tools.v1.CatalogService/CallTool").is_disabled());
+        });
+    }
 
     #[test]
     fn rpc_names_come_from_the_path_and_stay_bounded() {

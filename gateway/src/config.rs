@@ -78,6 +78,8 @@ pub struct Config {
     #[serde(serialize_with = "chataigne_common::secrets::serialize_optional_secret")]
     #[schemars(with = "Option<String>", extend("x-secret" = true))]
     pub gateway_credential: Option<secrecy::SecretString>,
+    /// Error reporting to Sentry (off without a DSN).
+    pub sentry: chataigne_common::error_reporting::SentryConfig,
 }
 
 /// PEM files of the public listener's certificate chain and private key.
@@ -215,6 +217,7 @@ pub struct Deadlines {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            sentry: chataigne_common::error_reporting::SentryConfig::default(),
             listen: "127.0.0.1:8080".to_owned(),
             internal_listen: "127.0.0.1:9090".to_owned(),
             public_url: None,
@@ -293,6 +296,7 @@ impl Deadlines {
 impl Config {
     /// Checks every field; the error names the first offending one.
     pub fn validate(&self) -> anyhow::Result<()> {
+        self.sentry.validate()?;
         for (name, addr) in [
             ("listen", &self.listen),
             ("internal_listen", &self.internal_listen),

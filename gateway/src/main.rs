@@ -11,7 +11,7 @@ use chataigne_gateway::{Config, Listeners};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(about = "Chataigne MCP gateway (Streamable HTTP)")]
+#[command(about = "Chataigne MCP gateway (Streamable HTTP)", version = chataigne_common::metrics::version_line())]
 struct Args {
     /// TOML configuration file; `CHATAIGNE_*` variables override it.
     #[arg(long, env = "CHATAIGNE_CONFIG", global = true)]
@@ -50,6 +50,8 @@ async fn main() -> anyhow::Result<()> {
     let config: Config =
         chataigne_common::config::load(&Config::default(), args.config.as_deref())?;
     config.validate()?;
+    // Error reporting first: the telemetry subscriber then reports to it.
+    let _reporting = chataigne_common::error_reporting::start("gateway", &config.sentry)?;
     telemetry::init("gateway", LogFormat::Json);
     let public = tokio::net::TcpListener::bind(&config.listen)
         .await

@@ -10,7 +10,7 @@ use chataigne_common::telemetry::{self, LogFormat};
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(about = "Run the whole Chataigne MCP stack locally (embedded mode)")]
+#[command(about = "Run the whole Chataigne MCP stack locally (embedded mode)", version = chataigne_common::metrics::version_line())]
 struct Args {
     /// Directory of the SQLite databases.
     #[arg(long, default_value = ".chataigne", env = "CHATAIGNE_DATA_DIR")]

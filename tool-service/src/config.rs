@@ -51,6 +51,8 @@ pub struct Config {
     /// TLS towards the auth-service (its CA bundle, optionally a client
     /// certificate for mTLS, a server name override); unset: plaintext.
     pub auth_service_tls: Option<chataigne_common::tls::ClientTls>,
+    /// Error reporting to Sentry (off without a DSN).
+    pub sentry: chataigne_common::error_reporting::SentryConfig,
 }
 
 /// Slots per deadline class (0: the default share of
@@ -115,6 +117,7 @@ pub struct CursorConfig {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            sentry: chataigne_common::error_reporting::SentryConfig::default(),
             listen: "127.0.0.1:50052".to_owned(),
             metrics_listen: None,
             auth_service_url: "http://127.0.0.1:50051".to_owned(),
@@ -175,6 +178,7 @@ impl Default for CursorConfig {
 impl Config {
     /// Rejects configurations that cannot work, with a message naming the field.
     pub fn validate(&self) -> anyhow::Result<()> {
+        self.sentry.validate()?;
         self.grpc_server
             .validate("grpc_server")
             .map_err(anyhow::Error::msg)?;

@@ -9,7 +9,7 @@ use chataigne_common::telemetry::{self, LogFormat};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(about = "Chataigne tool-service (gRPC)")]
+#[command(about = "Chataigne tool-service (gRPC)", version = chataigne_common::metrics::version_line())]
 struct Args {
     /// TOML configuration file; `CHATAIGNE_*` variables override it.
     #[arg(long, env = "CHATAIGNE_CONFIG", global = true)]
@@ -94,7 +94,18 @@ async fn main() -> anyhow::Result<()> {
     if let Some(dir) = &args.data_dir {
         chataigne_tools::ops::use_data_dir(&mut config, dir)?;
     }
+    if !matches!(args.command, None | Some(Command::Serve)) {
+        config
+            .database
+            .named_for_administration(
+                &chataigne_tools::Config::default().database,
+                args.data_dir.is_some(),
+            )
+            .map_err(anyhow::Error::msg)?;
+    }
     config.validate()?;
+    // Error reporting first: the telemetry subscriber then reports to it.
+    let _reporting = chataigne_common::error_reporting::start("tool-service", &config.sentry)?;
     telemetry::init("tool-service", LogFormat::Json);
     match args.command.unwrap_or(Command::Serve) {
         Command::Serve => {

@@ -127,20 +127,30 @@ Service, whose name resolves to every ready pod (client-side balancing). */}}
       key: {{ required (printf "%s.key is required" .what) .ref.key }}
 {{- end -}}
 
+{{/* An optional Secret reference: rendered only when it names a Secret. */}}
+{{- define "chataigne.optionalSecretEnv" -}}
+{{- if .ref.name }}
+{{ include "chataigne.secretEnv" . }}
+{{- end }}
+{{- end -}}
+
 {{/* Secret-backed env of each service. */}}
 {{- define "chataigne.secretEnv.gateway" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.redisUrl "what" "secrets.redisUrl") }}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.gatewayCredential "what" "secrets.gatewayCredential") }}
+{{- include "chataigne.optionalSecretEnv" (dict "ref" .Values.secrets.sentryDsn "what" "secrets.sentryDsn") }}
 {{- end -}}
 {{- define "chataigne.secretEnv.authService" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.authDatabaseUrl "what" "secrets.authDatabaseUrl") }}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.signingKeyEncryptionKey "what" "secrets.signingKeyEncryptionKey") }}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.gatewayCredential "what" "secrets.gatewayCredential") }}
+{{- include "chataigne.optionalSecretEnv" (dict "ref" .Values.secrets.sentryDsn "what" "secrets.sentryDsn") }}
 {{- end -}}
 {{- define "chataigne.secretEnv.toolService" -}}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.toolDatabaseUrl "what" "secrets.toolDatabaseUrl") }}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.cursorKeys "what" "secrets.cursorKeys") }}
 {{ include "chataigne.secretEnv" (dict "ref" .Values.secrets.idempotencySecret "what" "secrets.idempotencySecret") }}
+{{- include "chataigne.optionalSecretEnv" (dict "ref" .Values.secrets.sentryDsn "what" "secrets.sentryDsn") }}
 {{- end -}}
 
 {{/* Env shared by every container of a service: (dict "root" $ "key" "gateway" "component" "gateway") */}}
@@ -150,6 +160,10 @@ Service, whose name resolves to every ready pod (client-side balancing). */}}
   value: {{ $svc.logLevel | default .root.Values.logLevel | quote }}
 - name: OTEL_SERVICE_NAME
   value: {{ .component | quote }}
+{{- if .root.Values.secrets.sentryDsn.name }}
+- name: CHATAIGNE_SENTRY__ENVIRONMENT
+  value: {{ .root.Values.sentry.environment | quote }}
+{{- end }}
 {{- with .root.Values.otel.endpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ . | quote }}

@@ -158,6 +158,8 @@ fn secret_value(name: &str) -> String {
         "postgres://chataigne:secret@db.internal:5432/chataigne".to_owned()
     } else if name.ends_with("REDIS__URL") {
         "redis://redis.internal:6379".to_owned()
+    } else if name.ends_with("SENTRY__DSN") {
+        "https://publickey@sentry.example.com/42".to_owned()
     } else if name.ends_with("KEYS__ENCRYPTION_KEY") {
         // The auth-service's key-encryption key: base64 of 32 bytes.
         "Y2hhdGFpZ25lIHRlc3Qga2V5LWVuY3J5cHRpb24gayE=".to_owned()
@@ -891,6 +893,57 @@ fn minimal_example_renders_without_autoscaling_or_policies() {
         report.find("Service", "chataigne-gateway")["spec"]["ports"][0]["port"],
         80
     );
+}
+
+#[test]
+fn the_sentry_dsn_reaches_every_service_from_a_secret_by_reference_and_only_when_named() {
+    let Some(python) = python() else { return };
+    let sentry_env = |report: &Report, deployment: &str| {
+        let container =
+            &report.find("Deployment", deployment)["spec"]["template"]["spec"]["containers"][0];
+        let env = container["env"].as_array().cloned().unwrap_or_default();
+        let find = |name: &str| env.iter().find(|e| e["name"] == name).cloned();
+        (
+            find("CHATAIGNE_SENTRY__DSN"),
+            find("CHATAIGNE_SENTRY__ENVIRONMENT"),
+        )
+    };
+    let deployments = [
+        "chataigne-gateway",
+        "chataigne-auth-service",
+        "chataigne-tool-service",
+    ];
+    let off = check(&python, &[TEST_VALUES], &[]);
+    off.assert_valid("without a Sentry DSN");
+    for deployment in deployments {
+        assert_eq!(sentry_env(&off, deployment), (None, None), "{deployment}");
+    }
+    let on = check(
+        &python,
+        &[TEST_VALUES],
+        &[
+            r#"secrets.sentryDsn={"name":"chataigne-sentry","key":"dsn","env":"CHATAIGNE_SENTRY__DSN"}"#,
+            r#"sentry={"environment":"staging"}"#,
+        ],
+    );
+    on.assert_valid("with a Sentry DSN");
+    for deployment in deployments {
+        let (dsn, environment) = sentry_env(&on, deployment);
+        let dsn = dsn.unwrap_or_else(|| panic!("{deployment}: no CHATAIGNE_SENTRY__DSN"));
+        assert_eq!(
+            dsn["valueFrom"]["secretKeyRef"],
+            serde_json::json!({"name": "chataigne-sentry", "key": "dsn"}),
+            "{deployment}: the DSN by reference, never a value"
+        );
+        assert!(dsn.get("value").is_none(), "{dsn}");
+        assert_eq!(
+            environment.map(|e| e["value"].clone()),
+            Some(serde_json::json!("staging")),
+            "{deployment}"
+        );
+    }
+    // The services accept the DSN the Secret would hold.
+    assert_services_accept_their_config(&on);
 }
 
 #[test]

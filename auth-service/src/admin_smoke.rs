@@ -201,7 +201,7 @@ async fn sign_in(
         page.status,
         page.summary()
     );
-    let (action, mut form) = form_of(&page.body, &authorize)?;
+    let (action, mut form) = form_of(&page.body, &authorize, "sign-in")?;
     form.push(("email".to_owned(), email.to_owned()));
     form.push(("password".to_owned(), password.to_owned()));
     let signed_in = browser.post(action, &form).await?;
@@ -220,7 +220,7 @@ async fn sign_in(
         consent.status,
         consent.summary()
     );
-    let (action, mut form) = form_of(&consent.body, &consent_url)?;
+    let (action, mut form) = form_of(&consent.body, &consent_url, "consent")?;
     form.push(("decision".to_owned(), "approve".to_owned()));
     let handed_back = browser.post(action, &form).await?;
     anyhow::ensure!(

@@ -103,11 +103,23 @@ fn unescape(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// The first form of `html`: its action (resolved against `page`) and its
-/// hidden fields.
-pub fn form_of(html: &str, page: &url::Url) -> anyhow::Result<(url::Url, Vec<(String, String)>)> {
-    let start = html.find("<form").context("the page has no form")?;
-    let form = &html[start..];
+/// The form of `html` whose id is `id` (a page may carry several, e.g. the
+/// consent page's "switch account"): its action (resolved against `page`)
+/// and its hidden fields.
+pub fn form_of(
+    html: &str,
+    page: &url::Url,
+    id: &str,
+) -> anyhow::Result<(url::Url, Vec<(String, String)>)> {
+    let form = html
+        .match_indices("<form")
+        .map(|(start, _)| &html[start..])
+        .find(|form| {
+            form.find('>')
+                .and_then(|end| attribute(&form[..end], "id"))
+                .is_some_and(|found| found == id)
+        })
+        .with_context(|| format!("the page has no form {id}"))?;
     let head = &form[..form.find('>').context("unterminated form tag")?];
     let action = attribute(head, "action").context("the form has no action")?;
     let end = form.find("</form>").unwrap_or(form.len());
@@ -141,14 +153,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hidden_fields_and_the_action_of_the_first_form_are_read_unescaped() {
-        let html = "<p>x</p><form method=\"post\" action=\"/authorize/login\" id=\"sign-in\">\
+    fn hidden_fields_and_the_action_of_the_named_form_are_read_unescaped() {
+        let html = "<p>x</p><form method=\"post\" action=\"/authorize/switch\" id=\"switch\">\
+<input type=\"hidden\" name=\"csrf\" value=\"other\"></form>\
+<form method=\"post\" action=\"/authorize/login\" id=\"sign-in\">\
 <input type=\"hidden\" name=\"state\" value=\"a&amp;b&quot;\">\
 <input type=\"email\" id=\"email\" name=\"email\" required>\
 <input type=\"hidden\" name=\"csrf\" value=\"c1\"></form>\
 <form action=\"/other\"><input type=\"hidden\" name=\"no\" value=\"no\"></form>";
         let page = url::Url::parse("https://auth.example/authorize?x=1").unwrap();
-        let (action, fields) = form_of(html, &page).unwrap();
+        let (action, fields) = form_of(html, &page, "sign-in").unwrap();
         assert_eq!(action.as_str(), "https://auth.example/authorize/login");
         assert_eq!(
             fields,
@@ -157,7 +171,8 @@ mod tests {
                 ("csrf".to_owned(), "c1".to_owned())
             ]
         );
-        assert!(form_of("<p>none</p>", &page).is_err());
+        assert!(form_of("<p>none</p>", &page, "sign-in").is_err());
+        assert!(form_of(html, &page, "consent").is_err());
     }
 
     #[test]

@@ -71,4 +71,19 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# Each test creates databases of its own on the local server and leaves them
+# there; those of earlier runs (named <prefix>_<16 hex digits>, untouched for
+# an hour, no session on them) are dropped first, so that repeated runs on
+# one machine do not fill its disk.
+pg_url="${CHATAIGNE_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}"
+if command -v psql >/dev/null 2>&1; then
+  psql "$pg_url" -Atq -v ON_ERROR_STOP=0 -c "
+    select format('drop database if exists %I;', d.datname)
+    from pg_database d, pg_stat_file('base/' || d.oid) f
+    where d.datname ~ '^[a-z_]+_[0-9a-f]{16}\$'
+      and f.modification < now() - interval '1 hour'
+      and not exists (select 1 from pg_stat_activity a where a.datname = d.datname)" 2>/dev/null \
+    | psql "$pg_url" -q >/dev/null 2>&1 || true
+fi
+
 exec cargo test --workspace "$@"

@@ -169,59 +169,28 @@ mod config_check {
 
 #[test]
 fn dash_dash_version_prints_the_version_and_the_revision() {
-    let (ok, out, err) = chataigne_common::testing::run_with_env(
-        env!("CARGO_BIN_EXE_chataigne-auth-service"),
-        &["--version"],
-        &[],
-    );
-    assert!(ok, "{err}");
-    let line = out.trim();
-    assert!(line.starts_with("chataigne"), "{line}");
-    assert!(
-        line.ends_with(&format!(
-            " {} (revision {})",
-            chataigne_common::metrics::VERSION,
-            chataigne_common::metrics::REVISION
-        )),
-        "{line}"
-    );
+    chataigne_common::testing::assert_prints_its_version(env!(
+        "CARGO_BIN_EXE_chataigne-auth-service"
+    ));
 }
 
 #[test]
 fn admin_commands_refuse_to_run_without_a_configured_database_or_data_dir() {
-    let dir = std::env::temp_dir().join(format!("chataigne-noconfig-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for args in [
-        &["migrate"][..],
+    chataigne_common::testing::assert_commands_need_a_database(
+        env!("CARGO_BIN_EXE_chataigne-auth-service"),
         &[
-            "clients",
-            "add",
-            "svc",
-            "--name",
-            "x",
-            "--kind",
-            "confidential",
-            "--redirect-uri",
-            "http://127.0.0.1/cb",
-        ][..],
-    ] {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_chataigne-auth-service"))
-            .args(args)
-            .current_dir(&dir)
-            .env_clear()
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(!output.status.success(), "{args:?}: {stdout}");
-        assert!(
-            stderr.contains("CHATAIGNE_DATABASE__URL"),
-            "{args:?}: {stderr}"
-        );
-        assert!(stderr.contains("--data-dir"), "{args:?}: {stderr}");
-        assert!(stdout.is_empty(), "nothing printed (no secret): {stdout}");
-    }
-    let created: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
-    assert!(created.is_empty(), "no file created: {created:?}");
-    let _ = std::fs::remove_dir_all(&dir);
+            &["migrate"][..],
+            &[
+                "clients",
+                "add",
+                "svc",
+                "--name",
+                "x",
+                "--kind",
+                "confidential",
+                "--redirect-uri",
+                "http://127.0.0.1/cb",
+            ][..],
+        ],
+    );
 }

@@ -30,6 +30,54 @@ pub fn run_with_env(binary: &str, args: &[&str], env: &[(&str, &str)]) -> (bool,
     )
 }
 
+/// Asserts that `binary --version` prints the binary's name, then this
+/// release's version and source revision.
+pub fn assert_prints_its_version(binary: &str) {
+    let (ok, out, err) = run_with_env(binary, &["--version"], &[]);
+    assert!(ok, "{err}");
+    let line = out.trim();
+    assert!(line.starts_with("chataigne"), "{line}");
+    assert!(
+        line.ends_with(&format!(
+            " {} (revision {})",
+            crate::metrics::VERSION,
+            crate::metrics::REVISION
+        )),
+        "{line}"
+    );
+}
+
+/// Asserts that each of `commands` of `binary`, run with no configuration
+/// at all in an empty directory, refuses naming `CHATAIGNE_DATABASE__URL`
+/// and `--data-dir`, prints nothing (no secret for a database nobody
+/// configured) and creates no file.
+pub fn assert_commands_need_a_database(binary: &str, commands: &[&[&str]]) {
+    let dir = std::env::temp_dir().join(format!("chataigne-noconfig-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{dir:?}: {error}"));
+    for args in commands {
+        let output = std::process::Command::new(binary)
+            .args(*args)
+            .current_dir(&dir)
+            .env_clear()
+            .output()
+            .unwrap_or_else(|error| panic!("{binary} runs: {error}"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(!output.status.success(), "{args:?}: {stdout}");
+        assert!(
+            stderr.contains("CHATAIGNE_DATABASE__URL"),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("--data-dir"), "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "nothing printed (no secret): {stdout}");
+    }
+    let created: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|error| panic!("{dir:?}: {error}"))
+        .collect();
+    assert!(created.is_empty(), "no file created: {created:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Whether the tests run in CI, where every backend must be tested for real.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")

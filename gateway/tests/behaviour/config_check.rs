@@ -73,20 +73,5 @@ fn an_invalid_value_fails_naming_the_key() {
 
 #[test]
 fn dash_dash_version_prints_the_version_and_the_revision() {
-    let (ok, out, err) = chataigne_common::testing::run_with_env(
-        env!("CARGO_BIN_EXE_chataigne-gateway"),
-        &["--version"],
-        &[],
-    );
-    assert!(ok, "{err}");
-    let line = out.trim();
-    assert!(line.starts_with("chataigne"), "{line}");
-    assert!(
-        line.ends_with(&format!(
-            " {} (revision {})",
-            chataigne_common::metrics::VERSION,
-            chataigne_common::metrics::REVISION
-        )),
-        "{line}"
-    );
+    chataigne_common::testing::assert_prints_its_version(env!("CARGO_BIN_EXE_chataigne-gateway"));
 }

@@ -5,8 +5,9 @@
 //! the OpenTelemetry semantic conventions (HTTP server span `POST /mcp/v1`,
 //! MCP span `tools/call <tool>`, RPC server spans `<service>/<method>`), and
 //! every JSON log line written while serving the call carries the trace and
-//! span ids of the span it was written in. On `/mcp/v2` a caller's trace
-//! context in `_meta` (`traceparent`) is continued across the services.
+//! span ids of the span it was written in. A caller's trace context is
+//! continued across the services: in `_meta` on `/mcp/v2`, in the HTTP
+//! `traceparent` header on either endpoint.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -148,6 +149,25 @@ async fn one_tool_call_is_one_trace_across_the_three_services() {
         "{}",
         modern.text().await.unwrap_or_default()
     );
+    // On `/mcp/v1`, the caller's W3C trace context in the HTTP headers: the
+    // request, and the call behind it, continue that trace.
+    let header_trace = "0af7651916cd43dd8448eb211c80319c";
+    let header_span = "b7ad6b7169203331";
+    let answered = reqwest::Client::new()
+        .post(&sandbox.mcp_url)
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("traceparent", format!("00-{header_trace}-{header_span}-01"))
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "chataigne_orders_list",
+            "arguments": {"location_id": demo::LOC_PARIS, "limit": 1}}}),
+        )
+        .send()
+        .await
+        .expect("gateway reachable");
+    assert_eq!(answered.status(), 200);
     sandbox.shutdown().await;
     provider.force_flush().expect("flush");
     let spans = exporter.get_finished_spans().expect("finished spans");
@@ -187,12 +207,31 @@ async fn one_tool_call_is_one_trace_across_the_three_services() {
                 && rpc_of(span).ends_with("/CallTool")),
         "the tool-service's CallTool span is in the caller's trace: {described:#?}"
     );
+    let headed: TraceId = TraceId::from_hex(header_trace).expect("trace id");
+    let headed_request = spans
+        .iter()
+        .find(|span| span.name == "POST /mcp/v1" && span.span_context.trace_id() == headed)
+        .unwrap_or_else(|| panic!("the v1 request continues its header's trace: {described:#?}"));
+    assert_eq!(
+        headed_request.parent_span_id,
+        SpanId::from_hex(header_span).expect("span id"),
+        "a child of the caller's span"
+    );
+    assert!(
+        spans
+            .iter()
+            .any(|span| span.span_context.trace_id() == headed
+                && service_of(span).as_deref() == Some("tool-service")
+                && rpc_of(span).ends_with("/CallTool")),
+        "the tool-service's CallTool span is in the header's trace: {described:#?}"
+    );
     let call = spans
         .iter()
         .find(|span| {
             service_of(span).as_deref() == Some("tool-service")
                 && rpc_of(span).ends_with("/CallTool")
                 && span.span_context.trace_id() != caller
+                && span.span_context.trace_id() != headed
         })
         .unwrap_or_else(|| panic!("no tool-service CallTool span: {described:#?}"));
     let trace: TraceId = call.span_context.trace_id();

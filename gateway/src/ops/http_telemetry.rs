@@ -134,6 +134,14 @@ pub async fn trace(State(state): State<SharedState>, request: Request, next: Nex
         "http"
     };
     let span = server_span(&request, scheme, &state.endpoints);
+    // A caller's W3C trace context in the request's headers: the request
+    // continues that trace (a malformed one is ignored, the span then roots
+    // a trace of its own).
+    let headers = request.headers();
+    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    if let Some(traceparent) = header("traceparent") {
+        chataigne_common::trace_context::continue_trace(&span, traceparent, header("tracestate"));
+    }
     let method = method_label(request.method());
     let path = request
         .extensions()

@@ -72,7 +72,7 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{/* gRPC URL of a backend as the other services call it: its headless
 Service, whose name resolves to every ready pod (client-side balancing). */}}
 {{- define "chataigne.grpcUrl" -}}
-{{- printf "http://%s-headless.%s.svc.%s:%d" (include "chataigne.componentName" .) .root.Release.Namespace .root.Values.clusterDomain (int .port) -}}
+{{- printf "http://%s-headless.%s.svc.%s:%d" (include "chataigne.componentName" .) (include "chataigne.namespace" .root) .root.Values.clusterDomain (int .port) -}}
 {{- end -}}
 
 {{/* Host of a URL: "https://auth.example.com/" -> "auth.example.com". */}}
@@ -170,7 +170,7 @@ Service, whose name resolves to every ready pod (client-side balancing). */}}
 - name: OTEL_EXPORTER_OTLP_PROTOCOL
   value: grpc
 {{- end }}
-{{- $attrs := list (printf "service.namespace=chataigne") (printf "k8s.namespace.name=%s" .root.Release.Namespace) }}
+{{- $attrs := list (printf "service.namespace=chataigne") (printf "k8s.namespace.name=%s" (include "chataigne.namespace" .root)) }}
 {{- range $k, $v := .root.Values.otel.resourceAttributes }}
 {{- $attrs = append $attrs (printf "%s=%v" $k $v) }}
 {{- end }}
@@ -244,4 +244,12 @@ Internal TLS (internalTls): the Secret of a component, (dict "root" $ "key"
 {{- $tls := dict "ca_file" (printf "%s/ca.crt" $dir) "cert_file" (printf "%s/tls.crt" $dir) "key_file" (printf "%s/tls.key" $dir) -}}
 {{- with .Values.internalTls.serverName }}{{ $_ := set $tls "server_name" . }}{{ end -}}
 {{- toJson $tls -}}
+{{- end -}}
+
+{{/*
+The namespace every object is created in: namespaceOverride, else the
+release's. Takes the root context.
+*/}}
+{{- define "chataigne.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}

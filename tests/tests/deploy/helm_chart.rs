@@ -895,6 +895,34 @@ fn minimal_example_renders_without_autoscaling_or_policies() {
     );
 }
 
+/// Every object names its namespace: the release's, or `namespaceOverride`,
+/// which the in-cluster addresses the services are given follow too.
+#[test]
+fn every_object_names_its_namespace_the_releases_or_the_override() {
+    let Some(python) = python() else { return };
+    for (set, namespace) in [
+        (&[][..], "chataigne"),
+        (&[r#"namespaceOverride="restaurants""#][..], "restaurants"),
+    ] {
+        let report = check(&python, &[TEST_VALUES], set);
+        report.assert_valid(namespace);
+        for manifest in report.manifests() {
+            assert_eq!(
+                manifest["metadata"]["namespace"], namespace,
+                "{} {}",
+                manifest["kind"], manifest["metadata"]["name"]
+            );
+        }
+        let config = report.find("ConfigMap", "chataigne-config")["data"]["gateway.toml"]
+            .as_str()
+            .unwrap();
+        assert!(
+            config.contains(&format!(".{namespace}.svc.")),
+            "{namespace}: {config}"
+        );
+    }
+}
+
 #[test]
 fn the_sentry_dsn_reaches_every_service_from_a_secret_by_reference_and_only_when_named() {
     let Some(python) = python() else { return };

@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -558,13 +558,19 @@ fn default_values_render_lint_and_validate() {
 
     // NetworkPolicies: auth-service gRPC only from the gateway and the
     // tool-service pods, its OAuth port from the Ingress controller and the
-    // labelled namespaces (their route to /token); the tool-service also
-    // from labelled namespaces.
+    // labelled namespaces (their route to /token), its metrics port (served
+    // by default) from the monitoring namespace; the tool-service also from
+    // labelled namespaces.
     let auth = report.find("NetworkPolicy", "chataigne-auth-service");
+    let rules = auth["spec"]["ingress"].as_array().expect("ingress rules");
     assert_eq!(
-        auth["spec"]["ingress"].as_array().map(Vec::len),
-        Some(3),
-        "gRPC and OAuth rules only (metrics off): {auth:#}"
+        rules.len(),
+        4,
+        "gRPC, OAuth and metrics rules only: {auth:#}"
+    );
+    assert_eq!(
+        rules[3]["ports"][0]["port"], 9090,
+        "the metrics port, from monitoring: {auth:#}"
     );
     assert_oauth_port_open_to_the_ingress_controller_only(&report);
 
@@ -893,6 +899,51 @@ fn minimal_example_renders_without_autoscaling_or_policies() {
         report.find("Service", "chataigne-gateway")["spec"]["ports"][0]["port"],
         80
     );
+}
+
+/// By default all three services serve their metrics (each on an internal
+/// Service), and each takes extra environment sources (`extraEnvFrom`).
+#[test]
+fn metrics_are_served_by_default_and_each_service_takes_extra_env_sources() {
+    let Some(python) = python() else { return };
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[
+            r#"gateway.extraEnvFrom=[{"secretRef":{"name":"gateway-extra"}}]"#,
+            r#"authService.extraEnvFrom=[{"configMapRef":{"name":"auth-extra"}}]"#,
+            r#"toolService.extraEnvFrom=[{"secretRef":{"name":"tools-extra"}}]"#,
+        ],
+    );
+    report.assert_valid("metrics and extra env sources");
+    for (component, config, source) in [
+        (
+            "gateway",
+            "gateway.toml",
+            json!({"secretRef": {"name": "gateway-extra"}}),
+        ),
+        (
+            "auth-service",
+            "auth-service.toml",
+            json!({"configMapRef": {"name": "auth-extra"}}),
+        ),
+        (
+            "tool-service",
+            "tool-service.toml",
+            json!({"secretRef": {"name": "tools-extra"}}),
+        ),
+    ] {
+        report.find("Service", &format!("chataigne-{component}-internal"));
+        let toml = report.find("ConfigMap", "chataigne-config")["data"][config]
+            .as_str()
+            .unwrap();
+        if component != "gateway" {
+            assert!(toml.contains("metrics_listen"), "{component}: {toml}");
+        }
+        let container = &report.find("Deployment", &format!("chataigne-{component}"))["spec"]["template"]
+            ["spec"]["containers"][0];
+        assert_eq!(container["envFrom"], json!([source]), "{component}");
+    }
 }
 
 /// Every object names its namespace: the release's, or `namespaceOverride`,
@@ -1320,13 +1371,19 @@ const INVALID: &[(&[&str], &str, &str)] = &[
     ),
     // A ServiceMonitor that would miss the backends.
     (
-        &["serviceMonitor.enabled=true"],
+        &[
+            "serviceMonitor.enabled=true",
+            "authService.metrics.enabled=false",
+        ],
         "render",
         "serviceMonitor.enabled scrapes all three services: set authService.metrics.enabled",
     ),
     // Alerts on the backends' metrics need them served.
     (
-        &["prometheusRule.enabled=true"],
+        &[
+            "prometheusRule.enabled=true",
+            "authService.metrics.enabled=false",
+        ],
         "render",
         "prometheusRule.enabled alerts on all three services' metrics: set authService.metrics.enabled",
     ),

@@ -66,26 +66,16 @@ def module_docs(files):
             yield f"{path.relative_to(ROOT)}: does not open with a `//!` module doc comment"
 
 
-def transport_free(files):
+def never_named(files, prefixes, pattern, what):
+    """Lines of code (comments aside) under `prefixes` that match `pattern`."""
     for path in files:
         rel = path.relative_to(ROOT).as_posix()
-        if not any(rel.startswith(prefix + "/") for prefix in TRANSPORT_FREE):
+        if not any(rel.startswith(prefix + "/") for prefix in prefixes):
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             code = line.split("//", 1)[0]
-            if TRANSPORT.search(code):
-                yield f"{rel}:{number}: transport crate named in domain/storage code: {line.strip()}"
-
-
-def sql_free(files):
-    for path in files:
-        rel = path.relative_to(ROOT).as_posix()
-        if not any(rel.startswith(prefix + "/") for prefix in SQL_FREE):
-            continue
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            code = line.split("//", 1)[0]
-            if SQL.search(code):
-                yield f"{rel}:{number}: SQL driver named in domain code: {line.strip()}"
+            if pattern.search(code):
+                yield f"{rel}:{number}: {what}: {line.strip()}"
 
 
 def unused_dependencies(metadata):
@@ -178,8 +168,9 @@ def main():
     metadata = workspace_metadata()
     problems = [
         *module_docs(files),
-        *transport_free(files),
-        *sql_free(files),
+        *never_named(files, TRANSPORT_FREE, TRANSPORT,
+                     "transport crate named in domain/storage code"),
+        *never_named(files, SQL_FREE, SQL, "SQL driver named in domain code"),
         *boolean_parameters(files),
         *tool_name_tables(files),
         *layering(metadata),

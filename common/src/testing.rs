@@ -78,6 +78,20 @@ pub fn assert_commands_need_a_database(binary: &str, commands: &[&[&str]]) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Asserts the hardening every answer of a public listener carries
+/// (`crate::hardening`): `nosniff`, HSTS exactly as `hsts` says, and on an
+/// HTML page a CSP with `frame-ancestors 'none'` and a `Referrer-Policy`.
+pub fn assert_hardened_headers(what: &str, headers: &http::HeaderMap, hsts: Option<&str>) {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    assert_eq!(header("x-content-type-options"), Some("nosniff"), "{what}");
+    assert_eq!(header("strict-transport-security"), hsts, "{what}");
+    if header("content-type").is_some_and(|v| v.starts_with("text/html")) {
+        let csp = header("content-security-policy").unwrap_or_default();
+        assert!(csp.contains("frame-ancestors 'none'"), "{what}: {csp}");
+        assert!(headers.contains_key("referrer-policy"), "{what}");
+    }
+}
+
 /// Whether the tests run in CI, where every backend must be tested for real.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")

@@ -86,11 +86,11 @@ pub fn server_span(service: &'static str) -> impl Fn(&http::Request<()>) -> trac
                         .bytes()
                         .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
             });
-        if rpc_service == HEALTH_SERVICE {
+        let span = if rpc_service == HEALTH_SERVICE {
             // Health checks (the breakers' and readiness probes, several a
             // second per idle stack) are not exported at the default `info`
             // level; `RUST_LOG=debug` shows them.
-            let span = tracing::debug_span!(
+            tracing::debug_span!(
                 "grpc",
                 otel.name = %format!("{rpc_service}/{rpc_method}"),
                 otel.kind = "server",
@@ -101,24 +101,22 @@ pub fn server_span(service: &'static str) -> impl Fn(&http::Request<()>) -> trac
                 rpc.grpc.status_code = tracing::field::Empty,
                 error.type = tracing::field::Empty,
                 service,
-            );
-            let parent = TraceContextPropagator::new().extract(&HeaderExtractor(request.headers()));
-            let _ = span.set_parent(parent);
-            return span;
-        }
-        let span = tracing::info_span!(
-            "grpc",
-            otel.name = %format!("{rpc_service}/{rpc_method}"),
-            otel.kind = "server",
-            otel.status_code = tracing::field::Empty,
-            rpc.system = "grpc",
-            rpc.service = rpc_service,
-            rpc.method = rpc_method,
-            rpc.grpc.status_code = tracing::field::Empty,
-            error.type = tracing::field::Empty,
-            service,
-            request_id,
-        );
+            )
+        } else {
+            tracing::info_span!(
+                "grpc",
+                otel.name = %format!("{rpc_service}/{rpc_method}"),
+                otel.kind = "server",
+                otel.status_code = tracing::field::Empty,
+                rpc.system = "grpc",
+                rpc.service = rpc_service,
+                rpc.method = rpc_method,
+                rpc.grpc.status_code = tracing::field::Empty,
+                error.type = tracing::field::Empty,
+                service,
+                request_id,
+            )
+        };
         let parent = TraceContextPropagator::new().extract(&HeaderExtractor(request.headers()));
         // Fails only when no OpenTelemetry layer is installed: nothing to link.
         let _ = span.set_parent(parent);

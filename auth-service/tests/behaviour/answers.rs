@@ -23,28 +23,7 @@ enum Kind {
 
 fn assert_hardened(what: &str, status: u16, headers: &HeaderMap, hsts: Option<&str>, kind: Kind) {
     let what = format!("{what} ({status})");
-    assert_eq!(
-        headers
-            .get("x-content-type-options")
-            .map(|v| v.to_str().unwrap()),
-        Some("nosniff"),
-        "{what}"
-    );
-    assert_eq!(
-        headers
-            .get("strict-transport-security")
-            .map(|v| v.to_str().unwrap()),
-        hsts,
-        "{what}"
-    );
-    let html = headers
-        .get("content-type")
-        .is_some_and(|v| v.to_str().unwrap().starts_with("text/html"));
-    if html {
-        let csp = headers["content-security-policy"].to_str().unwrap();
-        assert!(csp.contains("frame-ancestors 'none'"), "{what}: {csp}");
-        assert!(headers.contains_key("referrer-policy"), "{what}");
-    }
+    chataigne_common::testing::assert_hardened_headers(&what, headers, hsts);
     if kind == Kind::NoStore {
         assert_eq!(
             headers.get("cache-control").map(|v| v.to_str().unwrap()),

@@ -704,21 +704,7 @@ async fn a_shared_redis_of_the_other_mode_refuses_to_start_naming_the_setting() 
 async fn with_redis_one_budget_holds_for_every_replica() {
     require_redis().await;
     let prefix = format!("t{}", uuid::Uuid::new_v4().simple());
-    let (first_prefix, second_prefix) = (prefix.clone(), prefix.clone());
-    let a = harness(move |c| on_redis(c, &first_prefix)).await;
-    let b = harness(move |c| on_redis(c, &second_prefix)).await;
-    // Half the budget on each replica: the 31st refusal is refused on either.
-    for h in [&a, &b, &a] {
-        for _ in 0..10 {
-            let (status, _, body) = post_from(h, "/token", FLOOD, ATTACKER).await;
-            assert_eq!(status, 400, "{body}");
-        }
-    }
-    for h in [&b, &a] {
-        assert_endpoint_limited(&post_from(h, "/token", FLOOD, ATTACKER).await, 300);
-    }
-    another_user_is_served(&a).await;
-    another_user_is_served(&b).await;
+    one_budget_for_two_replicas(&chataigne_common::testing::redis_url(), false, &prefix).await;
     let mut keys: Vec<String> = {
         let client = redis::Client::open(chataigne_common::testing::redis_url()).unwrap();
         let mut connection = client.get_multiplexed_async_connection().await.unwrap();

@@ -105,29 +105,7 @@ fn assert_every_answer_hardened(answers: &[(String, reqwest::Response)], hsts: O
         );
     }
     for (what, response) in answers {
-        let headers = response.headers();
-        assert_eq!(
-            headers
-                .get("x-content-type-options")
-                .map(|v| v.to_str().unwrap()),
-            Some("nosniff"),
-            "{what}"
-        );
-        assert_eq!(
-            headers
-                .get("strict-transport-security")
-                .map(|v| v.to_str().unwrap()),
-            hsts,
-            "{what}"
-        );
-        if headers
-            .get("content-type")
-            .is_some_and(|v| v.to_str().unwrap().starts_with("text/html"))
-        {
-            let csp = headers["content-security-policy"].to_str().unwrap();
-            assert!(csp.contains("frame-ancestors 'none'"), "{what}");
-            assert!(headers.contains_key("referrer-policy"), "{what}");
-        }
+        chataigne_common::testing::assert_hardened_headers(what, response.headers(), hsts);
     }
 }
 

@@ -17,6 +17,10 @@
    or an option) that says what it means at the call site.
 8. The README stays a newcomer's page (at most 12 KB); reference material
    lives in docs/.
+9. The gateway's modules depend one way: read from the `crate::…`,
+   `super::…` and parent-to-child paths of its production code, no two
+   modules depend on each other through any chain (no cycle), and no folder
+   (or top-level module) names one of a higher layer of GATEWAY_LAYERS.
 
 Run by scripts/test.sh before the test suite; exits 1 listing each violation.
 """
@@ -49,6 +53,20 @@ LAYERS = {
     "chataigne-tests": 4,
     "chataigne-bench": 4,
 }
+# The gateway's layers, lowest first: a module may name modules of its own
+# folder, of its own layer, or of a lower one (ARCHITECTURE.md, `gateway/`).
+GATEWAY_SRC = "gateway/src"
+GATEWAY_LAYERS = [
+    ["ops", "config"],
+    ["wire"],
+    ["reply", "endpoints", "error"],
+    ["stores"],
+    ["access"],
+    ["backends"],
+    ["state"],
+    ["mcp"],
+    ["edge", "server"],
+]
 
 
 def tracked_rust_files():
@@ -163,6 +181,109 @@ def layering(metadata):
                 yield f"{name} depends on {target}: a crate may only depend on lower layers"
 
 
+CRATE_PATH = re.compile(r"\bcrate::((?:\w+::)*\w+)")
+CRATE_GROUP = re.compile(r"\buse\s+crate::\{(.*?)\};", re.S)
+SUPER_PATH = re.compile(r"\bsuper::((?:\w+::)*\w+)")
+CHILD_MODULE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", re.M)
+
+
+def module_graph(src):
+    """{module: set(modules it names)} for the production code under `src`
+    (module = path without `.rs`, `mod.rs` naming its folder; the crate
+    root is left out: it only declares and re-exports)."""
+    files = {}
+    for path in sorted(src.rglob("*.rs")):
+        rel = path.relative_to(src).with_suffix("").as_posix()
+        module = rel[: -len("/mod")] if rel.endswith("/mod") else rel
+        if module in ("lib", "main"):
+            continue
+        files[module] = path
+
+    def resolve(dotted):
+        parts = dotted.split("::")
+        for end in range(len(parts), 0, -1):
+            candidate = "/".join(parts[:end])
+            if candidate in files:
+                return candidate
+        return None
+
+    graph = {}
+    for module, path in files.items():
+        text = path.read_text(encoding="utf-8").split("#[cfg(test)]", 1)[0]
+        code = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+        named = set()
+        for group in CRATE_GROUP.finditer(code):
+            for item in re.split(r",(?![^{]*\})", group.group(1)):
+                item = re.sub(r"\s+", "", item).split("::{")[0].strip(":")
+                if item:
+                    named.add(resolve(item.replace("::self", "")))
+        for match in CRATE_PATH.finditer(code):
+            named.add(resolve(match.group(1)))
+        parent = module.rsplit("/", 1)[0] if "/" in module else ""
+        base = module if path.name == "mod.rs" else parent
+        base_parent = base.rsplit("/", 1)[0] if "/" in base else ""
+        for match in SUPER_PATH.finditer(code):
+            prefix = base_parent.replace("/", "::")
+            named.add(resolve(f"{prefix}::{match.group(1)}" if prefix else match.group(1)))
+        # A folder's module naming its own child module (`child::item`).
+        if path.name == "mod.rs":
+            for child in CHILD_MODULE.findall(code):
+                if re.search(r"\b" + child + r"::", code.split(f"mod {child}", 1)[1]):
+                    named.add(f"{module}/{child}")
+        named.discard(None)
+        named.discard(module)
+        graph[module] = named
+    return graph
+
+
+def cycles(graph):
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def gateway_layering():
+    graph = module_graph(ROOT / GATEWAY_SRC)
+    layer_of = {unit: rank for rank, units in enumerate(GATEWAY_LAYERS) for unit in units}
+    for module, named in sorted(graph.items()):
+        unit = module.split("/")[0]
+        if unit not in layer_of:
+            yield f"{GATEWAY_SRC}/{module}: a module outside GATEWAY_LAYERS in scripts/check-invariants.py"
+            continue
+        for target in sorted(named):
+            target_unit = target.split("/")[0]
+            if target_unit != unit and layer_of.get(target_unit, -1) > layer_of[unit]:
+                yield (f"{GATEWAY_SRC}/{module} names {target}: an upward edge "
+                       f"({unit} is below {target_unit} in GATEWAY_LAYERS)")
+    for component in cycles(graph):
+        yield f"{GATEWAY_SRC}: a module cycle: {' -> '.join(component)}"
+
+
 def main():
     files = tracked_rust_files()
     metadata = workspace_metadata()
@@ -174,6 +295,7 @@ def main():
         *boolean_parameters(files),
         *tool_name_tables(files),
         *layering(metadata),
+        *gateway_layering(),
         *unused_dependencies(metadata),
         *readme_size(),
     ]

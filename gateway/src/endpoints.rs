@@ -6,8 +6,7 @@ use std::sync::Arc;
 use axum::extract::Request;
 use http::header;
 
-use crate::config::{EndpointConfig, Profile};
-use crate::mcp::revision::Revision;
+use crate::config::{EndpointConfig, Profile, Revision};
 
 /// Prefix of the RFC 9728 protected-resource metadata documents.
 pub const METADATA_PREFIX: &str = "/.well-known/oauth-protected-resource";
@@ -19,6 +18,8 @@ pub struct Endpoint {
     pub profile: Profile,
     /// The MCP revision it speaks.
     pub revision: Revision,
+    /// The protocol versions of that revision (telemetry labels).
+    pub versions: &'static [&'static str],
     /// Lower-case hosts that select it; empty: the catch-all for its path.
     pub hosts: Vec<String>,
     /// `scheme://host[:port]`, no trailing slash.
@@ -37,8 +38,13 @@ pub struct Endpoints {
 
 impl Endpoints {
     /// Derives the URLs of `configs`; `default_origin` stands for endpoints
-    /// without their own public URL.
-    pub fn new(configs: &[EndpointConfig], default_origin: &str) -> Endpoints {
+    /// without their own public URL; `versions` gives the protocol versions
+    /// each revision speaks.
+    pub fn new(
+        configs: &[EndpointConfig],
+        default_origin: &str,
+        versions: fn(Revision) -> &'static [&'static str],
+    ) -> Endpoints {
         let all = configs
             .iter()
             .map(|config| {
@@ -52,6 +58,7 @@ impl Endpoints {
                     path: config.path.clone(),
                     profile: config.profile,
                     revision: config.revision,
+                    versions: versions(config.revision),
                     hosts: config
                         .hosts
                         .iter()
@@ -82,7 +89,7 @@ impl Endpoints {
     pub fn known_version(&self, version: &str) -> Option<&'static str> {
         self.all
             .iter()
-            .flat_map(|endpoint| endpoint.revision.supported_versions())
+            .flat_map(|endpoint| endpoint.versions)
             .find(|known| **known == version)
             .copied()
     }
@@ -149,7 +156,7 @@ mod tests {
                 ..EndpointConfig::default()
             },
         ];
-        let endpoints = Endpoints::new(&configs, "https://mcp.example.com/");
+        let endpoints = Endpoints::new(&configs, "https://mcp.example.com/", |_| &["2025-11-25"]);
         let google = endpoints
             .resolve("/mcp/v1", Some("gemini.mcp.example.com:443"))
             .unwrap();

@@ -11,9 +11,10 @@ use serde_json::json;
 
 use chataigne_common::ErrorCode;
 use chataigne_common::codes::DecodedStatus;
+use chataigne_common::redis_store::RedisFailure;
 
-use crate::mcp::jsonrpc::{self, ErrorObject, Id, Invalid};
 use crate::reply;
+use crate::wire::jsonrpc::{self, ErrorObject, Id, Invalid};
 
 /// The JSON-RPC id and profile a refusal is answered to.
 pub struct ReplyTo {
@@ -98,6 +99,19 @@ pub enum GatewayError {
     /// The rate-limit store did not answer and the limits fail closed.
     #[error("the rate-limit store is unavailable")]
     LimitStoreUnavailable,
+    /// The rate-limit store is known down (its breaker is open): the
+    /// command was not sent. What a request meets is the configured policy
+    /// (`access::address_limit::store_failed`).
+    #[error("redis known down: breaker open")]
+    StoreDown,
+    /// A rate-limit store command failed or timed out.
+    #[error(transparent)]
+    StoreFailed(#[from] RedisFailure),
+    /// A tool call's failure, from the tool-service or from the gateway's
+    /// own checks around it: the call's answer, a tool result or a JSON-RPC
+    /// error as the client's profile says (`wire::envelope`).
+    #[error("tool call failed: {}", .0.code.as_str())]
+    Tool(DecodedStatus),
     /// The auth-service shed the call (RESOURCE_EXHAUSTED).
     #[error("the auth-service is overloaded")]
     AuthOverloaded { retry_after: Option<Duration> },
@@ -168,6 +182,7 @@ impl GatewayError {
                 ErrorCode::InternalError.default_message(),
                 None,
             ),
+            GatewayError::Tool(failure) => return Some(failure.clone()),
             _ => return None,
         };
         Some(DecodedStatus {
@@ -185,7 +200,7 @@ impl GatewayError {
         match self.refusal() {
             Some(failure) => GatewayError::Answered {
                 id: to.id.clone(),
-                error: crate::mcp::envelope::method_failure(to.profile, request_id, &failure),
+                error: crate::wire::envelope::method_failure(to.profile, request_id, &failure),
                 retry_after: failure.retry_after,
             },
             None => self,
@@ -217,7 +232,10 @@ impl GatewayError {
             GatewayError::AuthRateLimited { .. } => "auth_rate_limited",
             GatewayError::AddressRateLimited { .. } => "address_rate_limited",
             GatewayError::AuthUnavailable => "auth_unavailable",
-            GatewayError::LimitStoreUnavailable => "limit_store_unavailable",
+            GatewayError::LimitStoreUnavailable
+            | GatewayError::StoreDown
+            | GatewayError::StoreFailed(_) => "limit_store_unavailable",
+            GatewayError::Tool(failure) => failure.code.as_str(),
             GatewayError::AuthOverloaded { .. } => "auth_overloaded",
             GatewayError::ToolFatal(..) => "tool_error",
             GatewayError::Answered { .. } => "refused",
@@ -481,7 +499,9 @@ impl IntoResponse for GatewayError {
                     )],
                 )
             }
-            GatewayError::LimitStoreUnavailable => (
+            GatewayError::LimitStoreUnavailable
+            | GatewayError::StoreDown
+            | GatewayError::StoreFailed(_) => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 None,
                 rpc_error(
@@ -532,6 +552,14 @@ impl IntoResponse for GatewayError {
                 (StatusCode::OK, Some(id), error, headers)
             }
             GatewayError::ToolFatal(id, error) => (StatusCode::OK, Some(id), error, vec![]),
+            // A tool's failure is answered to its call's id by `answering`;
+            // without one, it is the request's failure.
+            GatewayError::Tool(failure) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                None,
+                rpc_error(jsonrpc::INTERNAL_ERROR, failure.message),
+                vec![],
+            ),
             GatewayError::InsufficientScope { body, challenge } => {
                 let mut response = reply::json(StatusCode::FORBIDDEN, body);
                 let value = HeaderValue::from_str(&challenge).unwrap_or_else(|_| {

@@ -18,11 +18,11 @@ mod reply;
 mod server;
 mod state;
 mod stores;
+mod wire;
 
 pub use config::{
     Allowlist, Config, ConnectionLimits, Deadlines, EndpointConfig, GOOGLE_EGRESS_CIDRS,
-    Http2Limits, Profile, RateLimits, RedisConfig,
+    Http2Limits, Profile, RateLimits, RedisConfig, Revision,
 };
-pub use mcp::revision::INSTRUCTIONS;
-pub use mcp::revision::Revision;
+pub use mcp::protocol::INSTRUCTIONS;
 pub use server::{Listeners, run};

@@ -14,6 +14,7 @@ use axum::extract::{Request, State};
 use axum::routing::{any, get};
 use tokio::net::TcpListener;
 
+use crate::access::auth::Authenticator;
 use crate::access::metadata;
 use crate::access::rate_limit::RateLimiter;
 use crate::backends::Backends;
@@ -64,17 +65,29 @@ fn public_routes(state: &SharedState) -> Router {
         );
         router = router.route(
             &format!("{METADATA_PREFIX}{path}"),
-            get(|State(state): State<SharedState>, request: Request| {
-                metadata::serve(state, request)
-            }),
+            get(
+                |State(state): State<SharedState>, request: Request| async move {
+                    metadata::serve(
+                        &state.endpoints,
+                        state.config.authorization_server.as_deref(),
+                        &request,
+                    )
+                },
+            ),
         );
     }
     router
         .route(
             METADATA_PREFIX,
-            get(|State(state): State<SharedState>, request: Request| {
-                metadata::serve(state, request)
-            }),
+            get(
+                |State(state): State<SharedState>, request: Request| async move {
+                    metadata::serve(
+                        &state.endpoints,
+                        state.config.authorization_server.as_deref(),
+                        &request,
+                    )
+                },
+            ),
         )
         .fallback(|| async { GatewayError::NotFound })
         .with_state(state.clone())
@@ -107,12 +120,22 @@ pub async fn run(
         Duration::from_secs(config.tool_catalog_ttl_secs),
         Duration::from_millis(config.deadlines.read_ms),
     );
+    let metrics = Arc::new(Metrics::new()?);
+    let authenticator = Authenticator {
+        client: backends.auth.clone(),
+        breaker: backends.auth_breaker.clone(),
+        credential: config.gateway_credential.clone(),
+        metrics: metrics.clone(),
+    };
     let state: SharedState = Arc::new(AppState {
-        endpoints: Endpoints::new(&config.endpoints, &origin),
+        endpoints: Endpoints::new(&config.endpoints, &origin, |revision| {
+            crate::mcp::revision::protocol(revision).supported_versions()
+        }),
         backends,
+        authenticator,
         catalog,
         limiter: RateLimiter::new(redis.clone(), crate::access::rate_limit::WINDOW),
-        metrics: Arc::new(Metrics::new()?),
+        metrics,
         config,
     });
     let public = stack::public(public_routes(&state), &state);

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::access::auth::Authenticator;
 use crate::access::rate_limit::RateLimiter;
 use crate::backends::Backends;
 use crate::backends::catalog::Catalog;
@@ -15,6 +16,8 @@ pub struct AppState {
     pub config: Config,
     pub endpoints: Endpoints,
     pub backends: Backends,
+    /// The token check of each request (the auth-service's client).
+    pub authenticator: Authenticator,
     pub catalog: Catalog,
     /// Rate limits (Redis or in-process).
     pub limiter: RateLimiter,

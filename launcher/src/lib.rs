@@ -146,6 +146,8 @@ pub struct Stack {
     pub mcp_url: String,
     /// Path of the first endpoint speaking MCP 2026-07-28 (`/mcp/v2`).
     modern_path: Option<String>,
+    /// Every configured endpoint: its path and the revision it speaks.
+    pub endpoints: Vec<(String, chataigne_gateway::Revision)>,
     /// Public base URL of the gateway.
     pub gateway_url: String,
     /// The gateway's internal (health) base URL.
@@ -211,6 +213,12 @@ pub async fn start(mut config: StackConfig) -> anyhow::Result<Stack> {
         .iter()
         .find(|endpoint| endpoint.revision == chataigne_gateway::Revision::V2026_07_28)
         .map(|endpoint| endpoint.path.clone());
+    let endpoints = config
+        .gateway
+        .endpoints
+        .iter()
+        .map(|endpoint| (endpoint.path.clone(), endpoint.revision))
+        .collect();
     // The authorization server issues tokens for the gateway's endpoints only.
     let mut resources: Vec<String> = config
         .gateway
@@ -300,6 +308,7 @@ pub async fn start(mut config: StackConfig) -> anyhow::Result<Stack> {
     Ok(Stack {
         mcp_url: format!("{gateway_url}{mcp_path}"),
         modern_path,
+        endpoints,
         gateway_url,
         gateway_internal_url,
         auth_grpc_url,

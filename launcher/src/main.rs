@@ -51,18 +51,25 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     println!("MCP_URL={}", stack.mcp_url);
     println!("MCP_PROFILE={}", args.profile);
-    // The MCP 2026-07-28 endpoint, with a token of its own audience.
-    if let Some(modern) = stack.modern_endpoint() {
+    // Every other configured endpoint (e.g. `/mcp/v2`, MCP 2026-07-28), with
+    // a token of its own audience, named after its path's last segment.
+    for (path, revision) in &stack.endpoints {
+        let url = stack.endpoint_url(path);
+        if url == stack.mcp_url {
+            continue;
+        }
         let token = stack
             .token_for_resource(
                 chataigne_common::demo::USER_MANAGER,
                 &chataigne_common::demo::demo_token_scopes(),
                 Some(Duration::from_secs(args.token_hours * 3600)),
-                &modern,
+                &url,
             )
             .await?;
-        println!("MCP_V2_URL={modern}");
-        println!("MCP_V2_TOKEN={token}");
+        let name = endpoint_variable(path);
+        println!("MCP_{name}_URL={url}");
+        println!("MCP_{name}_REVISION={revision}");
+        println!("MCP_{name}_TOKEN={token}");
     }
     // The OAuth issuer (sign-in, token endpoint, metadata) and the
     // tool-service's gRPC API (internal callers, service accounts).
@@ -83,4 +90,21 @@ async fn main() -> anyhow::Result<()> {
         None => stack.shutdown().await,
         Some(result) => result,
     }
+}
+
+/// The variable name part of an endpoint at `path`: its last segment, in
+/// capitals, other characters as `_` (`/mcp/v2` → `V2`).
+fn endpoint_variable(path: &str) -> String {
+    path.rsplit('/')
+        .find(|segment| !segment.is_empty())
+        .unwrap_or("ROOT")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

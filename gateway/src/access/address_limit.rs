@@ -9,43 +9,52 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::access::rate_limit::{self, Quota, Verdict};
-use crate::edge::allowlist::ClientAddress;
+use crate::access::rate_limit::{self, Quota, RateLimiter, Verdict};
+use crate::config::{OnStoreFailure, RateLimits};
 use crate::error::GatewayError;
-use crate::ops::counters::{Dependency, Limit, Store};
-use crate::state::AppState;
-use crate::stores::redis_conn::StoreUnavailable;
-use crate::stores::store_config::OnStoreFailure;
+use crate::ops::counters::{Dependency, Limit, Metrics, Store};
+
+/// The client's address as the listener established it (the peer, or the
+/// address a trusted proxy relayed), carried as a request extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddress(pub IpAddr);
 
 /// The address limit a request still owes.
 pub struct AddressLimit {
     /// The client and its store key; `None` when the address is unknown.
     client: Option<(IpAddr, String)>,
     per_minute: u32,
+    /// What a request meets when the store does not answer.
+    on_store_failure: OnStoreFailure,
     counted: AtomicBool,
 }
 
 impl AddressLimit {
     /// The limit of `client` under the configured quota.
-    pub fn new(state: &AppState, client: Option<ClientAddress>) -> AddressLimit {
+    pub fn new(limits: &RateLimits, client: Option<ClientAddress>) -> AddressLimit {
         let client = client.map(|ClientAddress(ip)| {
             let ip = ip.to_canonical();
             (ip, rate_limit::key("address", &[&ip.to_string()]))
         });
         AddressLimit {
             client,
-            per_minute: state.config.rate_limits.per_ip_per_minute,
+            per_minute: limits.per_ip_per_minute,
+            on_store_failure: limits.on_store_failure,
             counted: AtomicBool::new(false),
         }
     }
 
     /// Refuses at once an address whose refusal by Redis still holds.
-    pub fn refuse_if_known(&self, state: &AppState) -> Result<(), GatewayError> {
+    pub fn refuse_if_known(
+        &self,
+        limiter: &RateLimiter,
+        metrics: &Metrics,
+    ) -> Result<(), GatewayError> {
         let Some((_, key)) = &self.client else {
             return Ok(());
         };
-        match state.limiter.known_refusal(key) {
-            Some(retry_after) => Err(self.refused(state, retry_after)),
+        match limiter.known_refusal(key) {
+            Some(retry_after) => Err(self.refused(metrics, retry_after)),
             None => Ok(()),
         }
     }
@@ -64,49 +73,57 @@ impl AddressLimit {
     }
 
     /// Counts the address alone unless it was counted already. A store
-    /// failure is met by the configured policy ([`store_failed`]).
-    pub async fn count_alone(&self, state: &AppState) -> Result<(), GatewayError> {
+    /// failure is met by the configured policy ([`Self::store_failed`]).
+    pub async fn count_alone(
+        &self,
+        limiter: &RateLimiter,
+        metrics: &Metrics,
+    ) -> Result<(), GatewayError> {
         let Some(quota) = self.take() else {
             return Ok(());
         };
-        match state.limiter.check_all(&[quota]).await {
+        match limiter.check_all(&[quota]).await {
             Ok(Verdict::Allowed) => Ok(()),
-            Ok(Verdict::Limited { retry_after, .. }) => Err(self.refused(state, retry_after)),
-            Err(error) => store_failed(state, &error),
+            Ok(Verdict::Limited { retry_after, .. }) => Err(self.refused(metrics, retry_after)),
+            Err(error) => self.store_failed(metrics, &error),
+        }
+    }
+
+    /// A limit check the store could not answer, met by
+    /// `rate_limits.on_store_failure`: `fail_open` serves the request without
+    /// it (counted; a warning unless the breaker already said Redis is down,
+    /// which it logs once per transition), `fail_closed` refuses it with the
+    /// retryable dependency error.
+    pub fn store_failed(
+        &self,
+        metrics: &Metrics,
+        error: &GatewayError,
+    ) -> Result<(), GatewayError> {
+        match self.on_store_failure {
+            OnStoreFailure::FailOpen => {
+                metrics.served_without(Store::RateLimit);
+                if !matches!(error, GatewayError::StoreDown) {
+                    tracing::warn!(store = "rate_limit", %error, "store unavailable: request served without a limit check");
+                }
+                Ok(())
+            }
+            OnStoreFailure::FailClosed => {
+                metrics.dependency_error(Dependency::Redis);
+                if !matches!(error, GatewayError::StoreDown) {
+                    tracing::warn!(store = "rate_limit", %error, "store unavailable: request refused (limits fail closed)");
+                }
+                Err(GatewayError::LimitStoreUnavailable)
+            }
         }
     }
 
     /// The refusal of this address, counted and logged (the address at info:
     /// it is the client's, not a secret).
-    pub fn refused(&self, state: &AppState, retry_after: Duration) -> GatewayError {
-        state.metrics.rate_limited(Limit::Address);
+    pub fn refused(&self, metrics: &Metrics, retry_after: Duration) -> GatewayError {
+        metrics.rate_limited(Limit::Address);
         if let Some((client, _)) = &self.client {
             tracing::info!(client = %client, "request refused by the per-address limit");
         }
         GatewayError::AddressRateLimited { retry_after }
-    }
-}
-
-/// A limit check the store could not answer, met by
-/// `rate_limits.on_store_failure`: `fail_open` serves the request without
-/// it (counted; a warning unless the breaker already said Redis is down,
-/// which it logs once per transition), `fail_closed` refuses it with the
-/// retryable dependency error.
-pub fn store_failed(state: &AppState, error: &StoreUnavailable) -> Result<(), GatewayError> {
-    match state.config.rate_limits.on_store_failure {
-        OnStoreFailure::FailOpen => {
-            state.metrics.served_without(Store::RateLimit);
-            if !matches!(error, StoreUnavailable::Open) {
-                tracing::warn!(store = "rate_limit", %error, "store unavailable: request served without a limit check");
-            }
-            Ok(())
-        }
-        OnStoreFailure::FailClosed => {
-            state.metrics.dependency_error(Dependency::Redis);
-            if !matches!(error, StoreUnavailable::Open) {
-                tracing::warn!(store = "rate_limit", %error, "store unavailable: request refused (limits fail closed)");
-            }
-            Err(GatewayError::LimitStoreUnavailable)
-        }
     }
 }

@@ -11,19 +11,34 @@
 //! (case-insensitive, RFC 9110 §11.1), separated by spaces from a token68
 //! value (RFC 9110 §11.2; RFC 6750 §2.1). Anything else counts as no token.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chataigne_common::assertion::AssertionContract;
+use chataigne_common::balance::Balanced;
 use chataigne_common::codes::decode_status;
 use chataigne_common::status_details::DetailKey;
 use chataigne_common::{Category, ErrorCode};
 use chataigne_proto::auth::v1::AuthenticateRequest;
+use chataigne_proto::auth::v1::auth_service_client::AuthServiceClient;
 use http::{HeaderMap, header};
+use secrecy::SecretString;
 
 use crate::endpoints::Endpoint;
 use crate::error::GatewayError;
-use crate::ops::counters::Dependency;
-use crate::state::AppState;
+use crate::ops::breaker::Breaker;
+use crate::ops::counters::{Dependency, Metrics};
+
+/// What authenticating a request needs: the auth-service's client and its
+/// breaker, this gateway's credential, the metrics.
+pub struct Authenticator {
+    pub client: AuthServiceClient<Balanced>,
+    /// Open while the auth-service is known down or hung.
+    pub breaker: Arc<Breaker>,
+    /// `gateway_credential`, presented on every `Authenticate`.
+    pub credential: Option<SecretString>,
+    pub metrics: Arc<Metrics>,
+}
 
 /// Who is calling, as the auth-service vouches for it.
 #[derive(Clone)]
@@ -90,13 +105,13 @@ fn refusal_reason(decoded: &chataigne_common::codes::DecodedStatus) -> &str {
 /// `x-request-id` for the auth-service's log line; the token goes nowhere else.
 /// The principal assertion is asked for `valid_for`: the one call it serves.
 pub async fn authenticate(
-    state: &AppState,
+    auth: &Authenticator,
     endpoint: &Endpoint,
     headers: &HeaderMap,
     request_id: &str,
     (deadline, valid_for): (Duration, Duration),
 ) -> Result<Principal, GatewayError> {
-    let metrics = &state.metrics;
+    let metrics = &auth.metrics;
     let refused = |token_presented| GatewayError::Unauthenticated {
         metadata_url: endpoint.metadata_url.clone(),
         token_presented,
@@ -106,7 +121,7 @@ pub async fn authenticate(
         return Err(refused(false));
     };
     // Known down or hung (its breaker is open): refused at once.
-    if state.backends.auth_breaker.is_open() {
+    if auth.breaker.is_open() {
         metrics.dependency_error(Dependency::AuthService);
         return Err(GatewayError::AuthUnavailable);
     }
@@ -115,7 +130,7 @@ pub async fn authenticate(
         resource: endpoint.resource.clone(),
         valid_for_ms: i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX),
     });
-    if let Some(credential) = &state.config.gateway_credential
+    if let Some(credential) = &auth.credential
         && let Ok(value) = tonic::metadata::MetadataValue::try_from(
             secrecy::ExposeSecret::expose_secret(credential),
         )
@@ -129,13 +144,13 @@ pub async fn authenticate(
     if let Ok(value) = tonic::metadata::MetadataValue::try_from(request_id) {
         request.metadata_mut().insert("x-request-id", value);
     }
-    let mut client = state.backends.auth.clone();
+    let mut client = auth.client.clone();
     let unavailable = GatewayError::AuthUnavailable;
     // A check already sent when the auth-service is found unreachable or hung
     // ends then, with the dependency error, not at its deadline.
     let answered = tokio::select! {
         answered = tokio::time::timeout(deadline, client.authenticate(request)) => answered,
-        () = state.backends.auth_breaker.hung() => {
+        () = auth.breaker.hung() => {
             metrics.dependency_error(Dependency::AuthService);
             tracing::warn!("auth-service found hung: the token check waiting on it ends");
             return Err(unavailable);

@@ -6,10 +6,9 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use serde::Serialize;
 
-use crate::endpoints::{Endpoint, METADATA_PREFIX, host};
+use crate::endpoints::{Endpoint, Endpoints, METADATA_PREFIX, host};
 use crate::error::GatewayError;
 use crate::reply;
-use crate::state::SharedState;
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -42,18 +41,20 @@ fn document(endpoint: &Endpoint, authorization_server: Option<&str>) -> Response
     response
 }
 
-/// Serves the metadata document at `request`'s path.
-pub async fn serve(state: SharedState, request: Request) -> Response {
+/// Serves the metadata document at `request`'s path, naming
+/// `authorization_server`.
+pub fn serve(
+    endpoints: &Endpoints,
+    authorization_server: Option<&str>,
+    request: &Request,
+) -> Response {
     let suffix = request
         .uri()
         .path()
         .strip_prefix(METADATA_PREFIX)
         .unwrap_or_default();
-    match state
-        .endpoints
-        .resolve_metadata(suffix, host(&request).as_deref())
-    {
-        Some(endpoint) => document(&endpoint, state.config.authorization_server.as_deref()),
+    match endpoints.resolve_metadata(suffix, host(request).as_deref()) {
+        Some(endpoint) => document(&endpoint, authorization_server),
         None => GatewayError::NotFound.into_response(),
     }
 }

@@ -32,7 +32,8 @@ use redis::Script;
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use crate::stores::redis_conn::{RedisHandle, StoreUnavailable};
+use crate::error::GatewayError;
+use crate::stores::redis_conn::RedisHandle;
 
 /// The window of every "per minute" limit.
 pub const WINDOW: Duration = Duration::from_secs(60);
@@ -148,7 +149,7 @@ impl RateLimiter {
     /// Counts one call against `key` limited to `limit` per window (0: no
     /// limit).
     #[cfg(test)]
-    pub async fn check(&self, key: &str, limit: u32) -> Result<Decision, StoreUnavailable> {
+    pub async fn check(&self, key: &str, limit: u32) -> Result<Decision, GatewayError> {
         Ok(match self.check_all(&[Quota { key, limit }]).await? {
             Verdict::Allowed => Decision::Allowed,
             Verdict::Limited { retry_after, .. } => Decision::Limited(retry_after),
@@ -158,7 +159,7 @@ impl RateLimiter {
     /// Counts one call against every limit of `quotas`, in order, in one
     /// step (one Redis round trip at most; none when no quota limits, or
     /// when the first limit is known refused).
-    pub async fn check_all(&self, quotas: &[Quota<'_>]) -> Result<Verdict, StoreUnavailable> {
+    pub async fn check_all(&self, quotas: &[Quota<'_>]) -> Result<Verdict, GatewayError> {
         let limited: Vec<(usize, &Quota<'_>)> = quotas
             .iter()
             .enumerate()
@@ -489,16 +490,16 @@ mod tests {
             .expect("starts while Redis is down");
     }
 
-    fn redis_config(url: &str, cluster: bool) -> crate::stores::store_config::RedisConfig {
-        crate::stores::store_config::RedisConfig {
+    fn redis_config(url: &str, cluster: bool) -> crate::config::RedisConfig {
+        crate::config::RedisConfig {
             url: Some(secrecy::SecretString::from(url.to_owned())),
             cluster,
             key_prefix: format!("t{}", uuid::Uuid::new_v4().simple()),
-            ..crate::stores::store_config::RedisConfig::default()
+            ..crate::config::RedisConfig::default()
         }
     }
 
-    async fn exact_across_two_gateways(config: crate::stores::store_config::RedisConfig) {
+    async fn exact_across_two_gateways(config: crate::config::RedisConfig) {
         let window = Duration::from_millis(1_500);
         let one = RateLimiter::new(RedisHandle::new(&config).unwrap(), window);
         let two = RateLimiter::new(RedisHandle::new(&config).unwrap(), window);
@@ -608,12 +609,12 @@ mod tests {
     /// the moment it names.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn redis_checks_every_limit_of_a_call_in_one_script_and_remembers_refusals() {
-        let config = crate::stores::store_config::RedisConfig {
+        let config = crate::config::RedisConfig {
             url: Some(secrecy::SecretString::from(
                 chataigne_common::testing::redis_url(),
             )),
             key_prefix: format!("t{}", uuid::Uuid::new_v4().simple()),
-            ..crate::stores::store_config::RedisConfig::default()
+            ..crate::config::RedisConfig::default()
         };
         let window = Duration::from_secs(5);
         let limiter = RateLimiter::new(RedisHandle::new(&config).unwrap(), window);

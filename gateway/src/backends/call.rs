@@ -16,19 +16,7 @@ use tracing::Instrument;
 use crate::access::auth::Principal;
 use crate::backends::catalog::{DeadlineClass, Tool};
 use crate::config::Deadlines;
-
-/// A tool's successful output, as the tool-service returned it.
-pub struct Success {
-    /// The envelope's `data`, already valid JSON.
-    pub data: Box<serde_json::value::RawValue>,
-    /// Short human-readable summary.
-    pub text: String,
-    /// Empty when there is no next page.
-    pub next_cursor: String,
-    pub truncated: bool,
-    /// An idempotent write answered from its stored result.
-    pub replayed: bool,
-}
+use crate::wire::envelope::Success;
 
 /// A failure the gateway itself detects, with the code's safe message.
 pub fn gateway_failure(code: ErrorCode) -> DecodedStatus {
@@ -97,7 +85,7 @@ pub struct CallInput<'a> {
     pub deadline: Duration,
     /// The caller's trace context, when its revision carries one: the
     /// call's span continues that trace.
-    pub trace_parent: Option<crate::mcp::revision::TraceParent>,
+    pub trace_parent: Option<crate::ops::http_telemetry::TraceParent>,
 }
 
 /// Calls `tool` on the tool-service, in one span per tool call carrying the

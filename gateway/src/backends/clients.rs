@@ -15,10 +15,10 @@ use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::config::Config;
+use crate::config::OnStoreFailure;
 use crate::ops::breaker::{self, Breaker};
 use crate::ops::counters::{Dependency, Metrics};
 use crate::stores::redis_conn::RedisHandle;
-use crate::stores::store_config::OnStoreFailure;
 
 /// Clients of both backends; cloning is cheap and shares the connection.
 #[derive(Clone)]

@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use http::HeaderMap;
 use ipnet::IpNet;
 
+use crate::access::address_limit::ClientAddress;
 use crate::config::Allowlist;
 use crate::error::GatewayError;
 use crate::state::SharedState;
@@ -176,10 +177,6 @@ impl Policy {
         Ok(current)
     }
 }
-
-/// The client address the allowlist resolved, for the per-address limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClientAddress(pub IpAddr);
 
 /// Logs one refusal: reason and addresses, never a header value.
 pub fn log_refusal(reason: &'static str, client: Option<IpAddr>, peer: IpAddr) {

@@ -15,10 +15,10 @@ use serde_json::json;
 use chataigne_common::balance::Balanced;
 use tonic_health::pb::health_client::HealthClient;
 
+use crate::config::OnStoreFailure;
 use crate::ops::breaker::{self, Breaker};
 use crate::reply;
 use crate::state::SharedState;
-use crate::stores::store_config::OnStoreFailure;
 
 async fn healthz() -> Response {
     reply::json(

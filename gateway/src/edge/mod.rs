@@ -6,3 +6,4 @@ pub mod health;
 pub mod listener;
 pub mod stack;
 pub mod tls;
+pub mod trace;

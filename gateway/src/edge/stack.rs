@@ -73,7 +73,7 @@ pub fn public(routes: Router, state: &SharedState) -> Router {
             // duration histogram; the info line is the handler's.
             .layer(middleware::from_fn_with_state(
                 state.clone(),
-                crate::ops::http_telemetry::trace,
+                crate::edge::trace::trace,
             ))
             // A panic the handler did not catch itself (it catches those of a
             // request whose JSON-RPC id it has read, answering with that id)

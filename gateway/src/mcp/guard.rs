@@ -24,15 +24,15 @@ use std::time::Duration;
 use chataigne_common::codes::DecodedStatus;
 use chataigne_common::{Category, ErrorCode};
 
-use crate::access::address_limit::{self, AddressLimit};
+use crate::access::address_limit::AddressLimit;
 use crate::access::auth::Principal;
 use crate::access::rate_limit::{self, Quota, Verdict};
-use crate::backends::call::Success;
 use crate::backends::call::{self, CallInput, gateway_failure};
 use crate::backends::catalog::Tool;
 use crate::error::GatewayError;
 use crate::ops::counters::{Dependency, Limit};
 use crate::state::AppState;
+use crate::wire::envelope::Success;
 
 /// The refusal of a call of `tool` by its per-user limit: the next call is
 /// the same one, after the delay (spoken in words when rendered).
@@ -59,19 +59,21 @@ fn tool_service_down(tool: &Tool) -> DecodedStatus {
     }
 }
 
-/// Calls `tool` under the rate limits. The outer error is the request's
-/// refusal by its address limit, answered like one before the token.
+/// Calls `tool` under the rate limits. The call's own failures are
+/// [`GatewayError::Tool`] (answered as the tool's result or error by the
+/// profile); any other error is the request's refusal by its address limit
+/// or the store policy, answered like one before the token.
 pub async fn call(
     state: &AppState,
     principal: &Principal,
     address: &AddressLimit,
     tool: &Tool,
     input: CallInput<'_>,
-) -> Result<Result<Success, DecodedStatus>, GatewayError> {
+) -> Result<Success, GatewayError> {
     // Known down or hung (its breaker is open): refused at once, not sent.
     if state.backends.tools_breaker.is_open() {
         state.metrics.dependency_error(Dependency::ToolService);
-        return Ok(Err(tool_service_down(tool)));
+        return Err(GatewayError::Tool(tool_service_down(tool)));
     }
     let limits = &state.config.rate_limits;
     let per_minute = if tool.write {
@@ -95,13 +97,13 @@ pub async fn call(
     match state.limiter.check_all(quotas).await {
         Ok(Verdict::Allowed) => {}
         Ok(Verdict::Limited { which, retry_after }) if which + 1 < quotas.len() => {
-            return Err(address.refused(state, retry_after));
+            return Err(address.refused(&state.metrics, retry_after));
         }
         Ok(Verdict::Limited { retry_after, .. }) => {
             state.metrics.rate_limited(Limit::Tool(&tool.name));
-            return Ok(Err(rate_limited(tool, retry_after)));
+            return Err(GatewayError::Tool(rate_limited(tool, retry_after)));
         }
-        Err(error) => address_limit::store_failed(state, &error)?,
+        Err(error) => address.store_failed(&state.metrics, &error)?,
     }
     // Boxed: the gRPC call's future is large, and would otherwise be copied
     // through every layer above it on each call. A call already sent when
@@ -122,7 +124,7 @@ pub async fn call(
     if tool.idempotent && outcome.as_ref().is_ok_and(|success| success.replayed) {
         state.metrics.idempotency_replay();
     }
-    Ok(outcome)
+    outcome.map_err(GatewayError::Tool)
 }
 
 /// Counts a tool-service failure (unreachable, timed out, or unavailable

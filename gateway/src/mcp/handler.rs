@@ -20,20 +20,21 @@ use futures::FutureExt;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
-use crate::access::address_limit::AddressLimit;
+use crate::access::address_limit::{AddressLimit, ClientAddress};
 use crate::access::auth;
-use crate::edge::allowlist::ClientAddress;
 use crate::endpoints::host;
 use crate::error::{GatewayError, ReplyTo};
 use crate::mcp::context::Context;
-use crate::mcp::jsonrpc::{self, Incoming, Invalid};
-use crate::mcp::method::McpMethod;
 use crate::mcp::request_log::RequestLog;
-use crate::mcp::{json_depth, transport};
+use crate::mcp::revision::protocol;
+use crate::mcp::transport;
 use crate::ops::request_id;
 use crate::ops::request_id::RequestId;
 use crate::reply;
 use crate::state::SharedState;
+use crate::wire::json_depth;
+use crate::wire::jsonrpc::{self, Incoming, Invalid};
+use crate::wire::method::McpMethod;
 
 /// Serves a request to the endpoint path `path`, logging one line.
 ///
@@ -144,7 +145,7 @@ async fn serve(
             profile: endpoint.profile,
         });
     }
-    endpoint.revision.check_message(&parts.headers, &incoming)?;
+    protocol(endpoint.revision).check_message(&parts.headers, &incoming)?;
     let bounded = tokio::time::timeout(
         config.deadlines.request(),
         answer(state, &endpoint, client, &parts.headers, incoming, log),
@@ -168,8 +169,9 @@ async fn answer(
     incoming: Incoming,
     log: &mut RequestLog,
 ) -> Result<Response, GatewayError> {
-    let address = AddressLimit::new(state, client);
-    address.refuse_if_known(state)?;
+    let (limiter, metrics) = (&state.limiter, &state.metrics);
+    let address = AddressLimit::new(&state.config.rate_limits, client);
+    address.refuse_if_known(limiter, metrics)?;
     let with_tool_limit = matches!(
         &incoming,
         Incoming::Request {
@@ -178,10 +180,10 @@ async fn answer(
         }
     );
     if !with_tool_limit {
-        address.count_alone(state).await?;
+        address.count_alone(limiter, metrics).await?;
     }
     let answered = authenticated(state, endpoint, headers, incoming, log, &address).await;
-    if let Err(refusal) = address.count_alone(state).await {
+    if let Err(refusal) = address.count_alone(limiter, metrics).await {
         log.outcome = "ok";
         return Err(refusal);
     }
@@ -227,7 +229,7 @@ async fn authenticated(
     let auth_deadline = std::time::Duration::from_millis(config.deadlines.auth_ms);
     let valid_for = assertion_lifetime(state, &incoming);
     let principal = auth::authenticate(
-        state,
+        &state.authenticator,
         endpoint,
         headers,
         &log.request_id,
@@ -245,6 +247,7 @@ async fn authenticated(
         Incoming::Request {
             id, method, params, ..
         } => {
+            let revision = protocol(endpoint.revision);
             let ctx = Context {
                 state,
                 endpoint,
@@ -253,7 +256,7 @@ async fn authenticated(
                 address,
                 headers,
             };
-            let body = endpoint.revision.dispatch(ctx, &id, method, params).await?;
+            let body = revision.dispatch(ctx, &id, method, params).await?;
             Ok(reply::json(StatusCode::OK, body))
         }
     }

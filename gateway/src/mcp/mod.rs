@@ -2,13 +2,10 @@
 //! dispatch, the tools, the per-profile result envelopes and the request log.
 
 pub mod context;
-pub mod envelope;
 pub mod guard;
 pub mod handler;
-pub mod json_depth;
-pub mod jsonrpc;
-pub mod method;
 pub mod params;
+pub mod protocol;
 pub mod request_log;
 pub mod revision;
 pub mod tools;

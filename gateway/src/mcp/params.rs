@@ -7,7 +7,7 @@ use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::{Map, Value};
 
 use crate::error::GatewayError;
-use crate::mcp::jsonrpc::Id;
+use crate::wire::jsonrpc::Id;
 
 /// One field of a params object: absent, of the expected type, or not.
 #[derive(Debug, Default, PartialEq)]

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::mcp::method::McpMethod;
+use crate::wire::method::McpMethod;
 
 /// Fields filled in while a request is served.
 pub struct RequestLog {

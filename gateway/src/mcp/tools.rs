@@ -20,12 +20,12 @@ use crate::backends::call::{self, CallInput, gateway_failure};
 use crate::backends::catalog::Tool;
 use crate::error::GatewayError;
 use crate::mcp::context::Context;
-use crate::mcp::envelope::{self, Reply};
 use crate::mcp::guard;
-use crate::mcp::jsonrpc::{self, Id};
 use crate::mcp::params::{CallToolParams, Field};
-use crate::mcp::revision::{Caching, Revision};
+use crate::mcp::protocol::{self, Caching, Protocol};
 use crate::ops::counters::Dependency;
+use crate::wire::envelope::{self, Reply};
+use crate::wire::jsonrpc::{self, Id};
 
 /// Whether `principal` may see `tool` at all (hidden tools are unknown tools).
 fn visible(tool: &Tool, principal: &Principal) -> bool {
@@ -38,7 +38,12 @@ struct ListResult<'a> {
 }
 
 /// `tools/list`. A `cursor` is accepted and ignored: the list is never paginated.
-pub async fn list(ctx: Context<'_>, id: &Id) -> Result<Vec<u8>, GatewayError> {
+/// `revision` is the endpoint's.
+pub async fn list(
+    ctx: Context<'_>,
+    id: &Id,
+    revision: &dyn Protocol,
+) -> Result<Vec<u8>, GatewayError> {
     let snapshot = match ctx.state.catalog.snapshot().await {
         Ok(snapshot) => snapshot,
         Err(status) => {
@@ -52,7 +57,6 @@ pub async fn list(ctx: Context<'_>, id: &Id) -> Result<Vec<u8>, GatewayError> {
         }
     };
     let writes_enabled = ctx.state.config.writes_enabled && snapshot.writes_enabled();
-    let revision = ctx.endpoint.revision;
     let annotated = revision.lists_header_annotations();
     let tools = snapshot
         .tools()
@@ -63,7 +67,12 @@ pub async fn list(ctx: Context<'_>, id: &Id) -> Result<Vec<u8>, GatewayError> {
     // The list depends on the caller's scopes; it is as fresh as the
     // catalogue snapshot it comes from.
     let ttl = std::time::Duration::from_secs(ctx.state.config.tool_catalog_ttl_secs);
-    Ok(revision.success(id, &ListResult { tools }, Caching::Private(ttl)))
+    Ok(protocol::success(
+        revision,
+        id,
+        &ListResult { tools },
+        Caching::Private(ttl),
+    ))
 }
 
 /// The locale of `_meta.user_locale`: a BCP 47 string, or the Connected Apps
@@ -92,18 +101,19 @@ fn unknown_tool(id: &Id, name: &str) -> GatewayError {
 }
 
 /// The response body of a tool result; a fatal failure as its error.
-fn reply(revision: Revision, reply: Reply<'_>, id: &Id) -> Result<Vec<u8>, GatewayError> {
+fn reply(revision: &dyn Protocol, reply: Reply<'_>, id: &Id) -> Result<Vec<u8>, GatewayError> {
     match reply {
-        Reply::Result(result) => Ok(revision.success(id, &result, Caching::None)),
+        Reply::Result(result) => Ok(protocol::success(revision, id, &result, Caching::None)),
         Reply::Error(error) => Err(GatewayError::ToolFatal(id.clone(), error)),
     }
 }
 
-/// `tools/call`.
+/// `tools/call`; `revision` is the endpoint's.
 pub async fn call(
     ctx: Context<'_>,
     id: &Id,
     params: CallToolParams,
+    revision: &dyn Protocol,
 ) -> Result<Vec<u8>, GatewayError> {
     let Field::Valid(name) = &params.name else {
         return Err(GatewayError::InvalidParams(
@@ -122,7 +132,6 @@ pub async fn call(
         }
     };
     let profile = ctx.endpoint.profile;
-    let revision = ctx.endpoint.revision;
     let request_id = ctx.log.request_id.clone();
     let snapshot = match ctx.state.catalog.snapshot().await {
         Ok(snapshot) => snapshot,
@@ -161,14 +170,17 @@ pub async fn call(
         deadline: call::deadline(&ctx.state.config.deadlines, tool.deadline),
         trace_parent: revision.trace_parent(meta),
     };
-    let outcome = guard::call(ctx.state, ctx.principal, ctx.address, tool, input).await?;
-    if let Err(failure) = &outcome
-        && failure.code == ErrorCode::ScopeRequired
-    {
-        return Err(step_up(&ctx, id, &request_id, failure));
-    }
+    // The call's own failure is its answer; any other error refuses the request.
+    let outcome = match guard::call(ctx.state, ctx.principal, ctx.address, tool, input).await {
+        Ok(success) => Ok(success),
+        Err(GatewayError::Tool(failure)) => Err(failure),
+        Err(refusal) => return Err(refusal),
+    };
     let shaped = match &outcome {
         Ok(success) => envelope::success(profile, &request_id, success),
+        Err(failure) if failure.code == ErrorCode::ScopeRequired => {
+            return Err(step_up(&ctx, revision, id, &request_id, failure));
+        }
         Err(failure) => {
             ctx.log.outcome = failure.code.as_str();
             envelope::failure(profile, &request_id, failure)
@@ -182,6 +194,7 @@ pub async fn call(
 /// `MCP_SCOPE_REQUIRED` reply of the client's profile as body.
 fn step_up(
     ctx: &Context<'_>,
+    revision: &dyn Protocol,
     id: &Id,
     request_id: &str,
     failure: &chataigne_common::codes::DecodedStatus,
@@ -190,7 +203,7 @@ fn step_up(
         .detail(chataigne_common::status_details::DetailKey::Scope)
         .unwrap_or_default();
     let body = match envelope::failure(ctx.endpoint.profile, request_id, failure) {
-        Reply::Result(result) => ctx.endpoint.revision.success(id, &result, Caching::None),
+        Reply::Result(result) => protocol::success(revision, id, &result, Caching::None),
         Reply::Error(error) => jsonrpc::error(Some(id), &error),
     };
     GatewayError::InsufficientScope {

@@ -16,7 +16,7 @@ pub fn check(
     check_origin(headers, endpoint, allowed_origins)?;
     check_accept(headers)?;
     check_content_type(headers)?;
-    endpoint.revision.check_headers(headers)
+    crate::mcp::revision::protocol(endpoint.revision).check_headers(headers)
 }
 
 /// A browser `Origin`, when present, must be the endpoint's own or an allowed one

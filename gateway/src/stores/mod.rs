@@ -2,4 +2,3 @@
 //! connection with its breaker.
 
 pub mod redis_conn;
-pub mod store_config;

@@ -12,22 +12,14 @@
 
 use std::sync::Arc;
 
-use chataigne_common::redis_store::{RedisFailure, RedisOptions, RedisStore};
+use chataigne_common::redis_store::{RedisOptions, RedisStore};
 use redis::{FromRedisValue, ScriptInvocation};
 use secrecy::ExposeSecret;
 
+use crate::config::RedisConfig;
+use crate::error::GatewayError;
 use crate::ops::breaker::Breaker;
 use crate::ops::counters::Dependency;
-use crate::stores::store_config::RedisConfig;
-
-/// Why a store command did not answer.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreUnavailable {
-    #[error("redis known down: breaker open")]
-    Open,
-    #[error(transparent)]
-    Failed(#[from] RedisFailure),
-}
 
 /// A cheap-to-clone handle on the shared connection.
 #[derive(Clone)]
@@ -90,9 +82,9 @@ impl RedisHandle {
     pub async fn run<T: FromRedisValue>(
         &self,
         invocation: &ScriptInvocation<'_>,
-    ) -> Result<T, StoreUnavailable> {
+    ) -> Result<T, GatewayError> {
         if self.breaker.is_open() {
-            return Err(StoreUnavailable::Open);
+            return Err(GatewayError::StoreDown);
         }
         Ok(self.store.invoke(invocation).await?)
     }

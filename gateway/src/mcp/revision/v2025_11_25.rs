@@ -9,18 +9,17 @@ use serde_json::{Value, json};
 
 use crate::error::GatewayError;
 use crate::mcp::context::Context;
-use crate::mcp::jsonrpc::{self, Id};
-use crate::mcp::method::McpMethod;
 use crate::mcp::params::{self, CallToolParams, InitializeParams, ListToolsParams, NoParams};
+use crate::mcp::protocol::{self, BoxFuture, INSTRUCTIONS, Protocol};
 use crate::mcp::tools;
+use crate::wire::jsonrpc::{self, Id};
+use crate::wire::method::McpMethod;
 
 /// Protocol revisions this endpoint speaks, newest first.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
 
 /// The revision offered when the client asks for one we do not speak.
 pub const LATEST_VERSION: &str = "2025-11-25";
-
-use super::INSTRUCTIONS;
 
 /// The version both sides speak: the client's when supported, else the latest.
 pub fn negotiate(requested: &str) -> &'static str {
@@ -36,19 +35,38 @@ pub fn initialize_result(requested: &str) -> Value {
     json!({
         "protocolVersion": negotiate(requested),
         "capabilities": { "tools": { "listChanged": false } },
-        "serverInfo": super::SERVER_INFO,
+        "serverInfo": protocol::SERVER_INFO,
         "instructions": INSTRUCTIONS,
     })
 }
 
-/// `MCP-Protocol-Version` is optional; when sent, a version of this revision.
-pub fn check_headers(headers: &HeaderMap) -> Result<(), GatewayError> {
-    super::optional_version_header(headers, SUPPORTED_VERSIONS)
+/// This revision.
+pub struct V2025_11_25;
+
+impl Protocol for V2025_11_25 {
+    fn supported_versions(&self) -> &'static [&'static str] {
+        SUPPORTED_VERSIONS
+    }
+
+    /// `MCP-Protocol-Version` is optional; when sent, a version of this revision.
+    fn check_headers(&self, headers: &HeaderMap) -> Result<(), GatewayError> {
+        protocol::optional_version_header(headers, SUPPORTED_VERSIONS)
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        ctx: Context<'a>,
+        id: &'a Id,
+        method: McpMethod,
+        params: Option<Value>,
+    ) -> BoxFuture<'a, Result<Vec<u8>, GatewayError>> {
+        Box::pin(dispatch(ctx, id, method, params))
+    }
 }
 
 /// The revision's method set: requests other than these are not found
 /// (notifications, answered 202, never reach dispatch).
-pub async fn dispatch(
+async fn dispatch(
     ctx: Context<'_>,
     id: &Id,
     method: McpMethod,
@@ -71,11 +89,11 @@ pub async fn dispatch(
         }
         McpMethod::ToolsList => {
             params::parse::<ListToolsParams>(id, params)?;
-            tools::list(ctx, id).await
+            tools::list(ctx, id, &V2025_11_25).await
         }
         McpMethod::ToolsCall => {
             let params: CallToolParams = params::parse(id, params)?;
-            tools::call(ctx, id, params).await
+            tools::call(ctx, id, params, &V2025_11_25).await
         }
         McpMethod::Initialized
         | McpMethod::Cancelled

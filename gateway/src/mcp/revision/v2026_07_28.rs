@@ -12,14 +12,18 @@ use http::HeaderMap;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{Caching, INSTRUCTIONS, PROTOCOL_VERSION_HEADER, SERVER_INFO, ServerInfo, TraceParent};
 use crate::backends::catalog::{HeaderParam, ParamKind, Tool};
 use crate::error::GatewayError;
 use crate::mcp::context::Context;
-use crate::mcp::jsonrpc::{Id, Incoming};
-use crate::mcp::method::McpMethod;
 use crate::mcp::params::{self, CallToolParams};
+use crate::mcp::protocol::{
+    self, BoxFuture, Caching, INSTRUCTIONS, PROTOCOL_VERSION_HEADER, Protocol, ResultFields,
+    ResultMeta, SERVER_INFO,
+};
 use crate::mcp::tools;
+use crate::ops::http_telemetry::TraceParent;
+use crate::wire::jsonrpc::{Id, Incoming};
+use crate::wire::method::McpMethod;
 
 /// The one protocol version this endpoint speaks.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2026-07-28"];
@@ -254,51 +258,77 @@ pub fn trace_parent(meta: Option<&Map<String, Value>>) -> Option<TraceParent> {
     })
 }
 
-#[derive(Serialize)]
-struct ResultMeta {
-    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
-    server_info: &'static ServerInfo,
-}
-
-/// A result of this revision: the method's own fields, `resultType`, the
-/// caching hints of cacheable results and the server's identity in `_meta`.
-#[derive(Serialize)]
-struct ModernResult<'a, T: ?Sized> {
-    #[serde(rename = "resultType")]
-    result_type: &'static str,
-    #[serde(flatten)]
-    result: &'a T,
-    #[serde(rename = "ttlMs", skip_serializing_if = "Option::is_none")]
-    ttl_ms: Option<u64>,
-    #[serde(rename = "cacheScope", skip_serializing_if = "Option::is_none")]
-    cache_scope: Option<&'static str>,
-    #[serde(rename = "_meta")]
-    meta: ResultMeta,
-}
-
 fn millis(ttl: Duration) -> u64 {
     u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The response body of a complete result.
-pub fn success<T: Serialize + ?Sized>(id: &Id, result: &T, caching: Caching) -> Vec<u8> {
+/// A result of this revision: `resultType`, the caching hints of cacheable
+/// results and the server's identity in `_meta`, around the method's own
+/// fields.
+fn result_fields(caching: Caching) -> ResultFields {
     let (ttl_ms, cache_scope) = match caching {
         Caching::None => (None, None),
         Caching::Private(ttl) => (Some(millis(ttl)), Some("private")),
         Caching::Public(ttl) => (Some(millis(ttl)), Some("public")),
     };
-    crate::mcp::jsonrpc::success(
-        id,
-        &ModernResult {
-            result_type: "complete",
-            result,
-            ttl_ms,
-            cache_scope,
-            meta: ResultMeta {
-                server_info: &SERVER_INFO,
-            },
-        },
-    )
+    ResultFields {
+        result_type: Some("complete"),
+        ttl_ms,
+        cache_scope,
+        meta: Some(ResultMeta {
+            server_info: &SERVER_INFO,
+        }),
+    }
+}
+
+/// The response body of a complete result.
+fn success<T: Serialize + ?Sized>(id: &Id, result: &T, caching: Caching) -> Vec<u8> {
+    protocol::success(&V2026_07_28, id, result, caching)
+}
+
+/// This revision.
+pub struct V2026_07_28;
+
+impl Protocol for V2026_07_28 {
+    fn supported_versions(&self) -> &'static [&'static str] {
+        SUPPORTED_VERSIONS
+    }
+
+    fn check_message(&self, headers: &HeaderMap, incoming: &Incoming) -> Result<(), GatewayError> {
+        check_message(headers, incoming)
+    }
+
+    fn check_tool_headers(
+        &self,
+        id: &Id,
+        headers: &HeaderMap,
+        tool: &Tool,
+        arguments: Option<&Map<String, Value>>,
+    ) -> Result<(), GatewayError> {
+        check_tool_headers(id, headers, tool, arguments)
+    }
+
+    fn lists_header_annotations(&self) -> bool {
+        true
+    }
+
+    fn trace_parent(&self, meta: Option<&Map<String, Value>>) -> Option<TraceParent> {
+        trace_parent(meta)
+    }
+
+    fn result_fields(&self, caching: Caching) -> ResultFields {
+        result_fields(caching)
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        ctx: Context<'a>,
+        id: &'a Id,
+        method: McpMethod,
+        params: Option<Value>,
+    ) -> BoxFuture<'a, Result<Vec<u8>, GatewayError>> {
+        Box::pin(dispatch(ctx, id, method, params))
+    }
 }
 
 /// The `server/discover` result's own fields.
@@ -313,7 +343,7 @@ fn discover_result() -> Value {
 /// The revision's method set: `server/discover`, `tools/list`, `tools/call`;
 /// every other request (the removed `initialize` and `ping` included) is
 /// not found (HTTP 404), naming the version spoken here.
-pub async fn dispatch(
+async fn dispatch(
     ctx: Context<'_>,
     id: &Id,
     method: McpMethod,
@@ -325,10 +355,10 @@ pub async fn dispatch(
             &discover_result(),
             Caching::Public(DISCOVER_TTL),
         )),
-        McpMethod::ToolsList => tools::list(ctx, id).await,
+        McpMethod::ToolsList => tools::list(ctx, id, &V2026_07_28).await,
         McpMethod::ToolsCall => {
             let params: CallToolParams = params::parse(id, params)?;
-            tools::call(ctx, id, params).await
+            tools::call(ctx, id, params, &V2026_07_28).await
         }
         McpMethod::Initialize
         | McpMethod::Initialized
@@ -348,7 +378,7 @@ mod tests {
     use http::HeaderValue;
 
     fn request(method: &str, params: Value) -> Incoming {
-        crate::mcp::jsonrpc::classify(json!({
+        crate::wire::jsonrpc::classify(json!({
             "jsonrpc": "2.0", "id": 7, "method": method, "params": params
         }))
         .unwrap()

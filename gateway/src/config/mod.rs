@@ -10,9 +10,34 @@ use ipnet::IpNet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use crate::mcp::revision::Revision;
+mod store;
 
-pub use crate::stores::store_config::{OnStoreFailure, RateLimits, RedisConfig};
+pub use store::{OnStoreFailure, RateLimits, RedisConfig};
+
+/// The MCP revision an endpoint speaks, named by its release date: what
+/// each one means is its module under `mcp/revision/`, registered with
+/// `mcp::revision::protocol`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+pub enum Revision {
+    /// MCP 2025-11-25 (negotiating down to 2025-06-18 and 2025-03-26).
+    #[default]
+    #[serde(rename = "2025-11-25")]
+    V2025_11_25,
+    /// MCP 2026-07-28: stateless, `server/discover`, per-request `_meta`,
+    /// mirrored headers checked against the body.
+    #[serde(rename = "2026-07-28")]
+    V2026_07_28,
+}
+
+impl std::fmt::Display for Revision {
+    /// The release date naming it, as configured (`2025-11-25`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::String(name)) => f.write_str(&name),
+            _ => Err(std::fmt::Error),
+        }
+    }
+}
 
 /// Everything the gateway needs to serve; see [`Config::default`] for values.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -338,7 +363,7 @@ impl Config {
         self.connections
             .validate("connections")
             .map_err(anyhow::Error::msg)?;
-        crate::stores::store_config::validate(&self.redis)?;
+        store::validate(&self.redis)?;
         if let Some(tls) = &self.backend_tls {
             tls.check_fields("backend_tls")?;
         }

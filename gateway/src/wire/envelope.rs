@@ -29,9 +29,21 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::backends::call::Success;
 use crate::config::Profile;
-use crate::mcp::jsonrpc::{self, ErrorObject};
+use crate::wire::jsonrpc::{self, ErrorObject};
+
+/// A tool's successful output, as the tool-service returned it.
+pub struct Success {
+    /// The envelope's `data`, already valid JSON.
+    pub data: Box<serde_json::value::RawValue>,
+    /// Short human-readable summary.
+    pub text: String,
+    /// Empty when there is no next page.
+    pub next_cursor: String,
+    pub truncated: bool,
+    /// An idempotent write answered from its stored result.
+    pub replayed: bool,
+}
 
 /// What the client receives for a tool call.
 #[derive(Debug)]
@@ -374,7 +386,7 @@ mod tests {
     /// as before the single-pass writer.
     #[test]
     fn responses_write_the_tool_data_through_in_one_pass() {
-        let id = crate::mcp::jsonrpc::Id::Number(7.into());
+        let id = crate::wire::jsonrpc::Id::Number(7.into());
         let outcome = Success {
             data: RawValue::from_string(r#"{"orders": [{"note":"a \"b\"\n"}]}"#.to_owned())
                 .unwrap(),
@@ -384,7 +396,7 @@ mod tests {
             replayed: false,
         };
         let body = |profile, outcome: &Success| match success(profile, "req_4", outcome) {
-            Reply::Result(result) => String::from_utf8(crate::mcp::jsonrpc::success(&id, &result)),
+            Reply::Result(result) => String::from_utf8(crate::wire::jsonrpc::success(&id, &result)),
             Reply::Error(error) => panic!("a success is a result: {error:?}"),
         };
         let payload = r#"{"data":{"orders": [{"note":"a \"b\"\n"}]},"meta":{"request_id":"req_4","truncated":true,"replayed":false}}"#;

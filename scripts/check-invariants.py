@@ -17,7 +17,11 @@
    or an option) that says what it means at the call site.
 8. The README stays a newcomer's page (at most 12 KB); reference material
    lives in docs/.
-9. The gateway's modules depend one way: read from the `crate::…`,
+9. The common crate and the gateway name no restaurant concept in their
+   production code (comments aside): the server instructions and the
+   domain's own error codes come from the tool-service's catalogue. The
+   common crate's demo tenant set and scope list are the stated exceptions.
+10. The gateway's modules depend one way: read from the `crate::…`,
    `super::…` and parent-to-child paths of its production code, no two
    modules depend on each other through any chain (no cycle), and no folder
    (or top-level module) names one of a higher layer of GATEWAY_LAYERS.
@@ -41,6 +45,16 @@ TRANSPORT = re.compile(r"\b(tonic|axum|hyper)\b")
 SQL_FREE = ["tool-service/src/domain"]
 SQL = re.compile(r"\bsqlx\b")
 README_LIMIT = 12 * 1024
+RESTAURANT_FREE = ["common/src", "gateway/src"]
+# Where the common crate may name the domain: the demo tenant set both
+# backends seed, the scope list, and test support.
+RESTAURANT_ALLOWED = {"common/src/demo.rs", "common/src/scopes.rs", "common/src/testing.rs"}
+RESTAURANT = re.compile(
+    r"\b(restaurants?|orders?|order_status|menus?|dish(es)?|allergens?|kitchens?|"
+    r"locations?|conversations?|customers?|catalog items?|opening hours|"
+    r"\w*order_status\w*|(expected|requested|current)_status)\b",
+    re.I,
+)
 # Dependencies named only by generated code (the crate's OUT_DIR).
 NAMED_BY_GENERATED_CODE = {("chataigne-proto", "prost"), ("chataigne-proto", "tonic-prost")}
 LAYERS = {
@@ -94,6 +108,19 @@ def never_named(files, prefixes, pattern, what):
             code = line.split("//", 1)[0]
             if pattern.search(code):
                 yield f"{rel}:{number}: {what}: {line.strip()}"
+
+
+def restaurant_concepts(files):
+    for path in files:
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in RESTAURANT_ALLOWED or not any(rel.startswith(p + "/") for p in RESTAURANT_FREE):
+            continue
+        text = path.read_text(encoding="utf-8").split("#[cfg(test)]", 1)[0]
+        for number, line in enumerate(text.splitlines(), 1):
+            code = line.split("//", 1)[0]
+            if RESTAURANT.search(code):
+                yield (f"{rel}:{number}: a restaurant concept outside the tool-service "
+                       f"(declare it in its catalogue): {line.strip()}")
 
 
 def unused_dependencies(metadata):
@@ -293,6 +320,7 @@ def main():
                      "transport crate named in domain/storage code"),
         *never_named(files, SQL_FREE, SQL, "SQL driver named in domain code"),
         *boolean_parameters(files),
+        *restaurant_concepts(files),
         *tool_name_tables(files),
         *layering(metadata),
         *gateway_layering(),

@@ -2,6 +2,7 @@
 //! category, retryability, default safe message and gRPC status code, plus the
 //! encoding of a code into a `tonic::Status` with rich details and back.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tonic::{Code, Status};
@@ -149,8 +150,6 @@ error_codes! {
         "The cursor is invalid, expired or was issued for other filters. Call again without cursor, or pass meta.next_cursor unchanged with the same filters.";
     ExpectedStateMismatch => "MCP_EXPECTED_STATE_MISMATCH", Conflict, false, FailedPrecondition, Recoverable,
         "The resource changed since it was read. Read its current state, then decide again with that state as the expected one.";
-    OrderStatusPreconditionFailed => "ORDER_STATUS_PRECONDITION_FAILED", Conflict, false, FailedPrecondition, Recoverable,
-        "The order cannot move to that status from its current status. Read it with the order's read tool and pass a status ahead of its current one.";
     IdempotencyMismatch => "MCP_IDEMPOTENCY_MISMATCH", Conflict, false, AlreadyExists, Recoverable,
         "The idempotency key was already used with other arguments. Repeat the original arguments, or use a new key for a new operation.";
     OperationInProgress => "MCP_OPERATION_IN_PROGRESS", Conflict, true, Aborted, Recoverable,
@@ -160,7 +159,7 @@ error_codes! {
     RateLimited => "MCP_RATE_LIMITED", RateLimit, true, ResourceExhausted, Fatal(RateLimited),
         "Too many calls. Retry after the suggested delay.";
     ToolTimeout => "MCP_TOOL_TIMEOUT", Timeout, true, DeadlineExceeded, Fatal(DeadlineExceeded),
-        "The read did not finish in time. Retry, or narrow the query (fewer days, one location).";
+        "The read did not finish in time. Retry, or narrow the query (a shorter period, fewer results).";
     OutcomeUnknown => "MCP_OUTCOME_UNKNOWN", Timeout, false, DeadlineExceeded, Fatal(DeadlineExceeded),
         "The change did not finish in time and may have taken effect. Read the resource's current state before any retry.";
     OutputTooLarge => "MCP_OUTPUT_TOO_LARGE", Validation, false, OutOfRange, Recoverable,
@@ -180,10 +179,48 @@ pub struct FieldViolation {
     pub description: String,
 }
 
+/// A code of one service's own domain, beyond the shared table: it behaves
+/// exactly as the shared code `behaves_as` (category, retryability, gRPC
+/// code, Connected Apps treatment) and is reported under its own `name`.
+/// The service declares its codes in the catalogue it lists, so that callers
+/// that know nothing of its domain accept them by name
+/// ([`decode_status_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DomainCode {
+    /// The wire name (`ErrorInfo.reason`), in capitals.
+    pub name: &'static str,
+    pub behaves_as: ErrorCode,
+}
+
+impl DomainCode {
+    /// Encodes this code as [`ErrorCode::to_status`] does, with its own name
+    /// as the reason and the gRPC code of `behaves_as`.
+    pub fn to_status(
+        self,
+        message: impl Into<String>,
+        retry_after: Option<Duration>,
+        violations: &[FieldViolation],
+        metadata: &[(String, String)],
+    ) -> Status {
+        encode(
+            self.name,
+            self.behaves_as.grpc_code(),
+            message.into(),
+            retry_after,
+            violations,
+            metadata,
+        )
+    }
+}
+
 /// What a `tonic::Status` produced by [`ErrorCode::to_status`] carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedStatus {
+    /// The shared code it behaves as.
     pub code: ErrorCode,
+    /// A domain code's own name ([`DomainCode`]), reported in place of
+    /// `code`'s; `None` for a code of the shared table.
+    pub name: Option<Arc<str>>,
     pub message: String,
     pub retry_after: Option<Duration>,
     pub violations: Vec<FieldViolation>,
@@ -211,6 +248,24 @@ pub fn delay_in_words(delay: Duration) -> String {
 const SUGGESTED_DELAY: &str = "after the suggested delay";
 
 impl DecodedStatus {
+    /// A failure of `code` with its default message and no details.
+    pub fn of(code: ErrorCode) -> DecodedStatus {
+        DecodedStatus {
+            code,
+            name: None,
+            message: code.default_message().to_owned(),
+            retry_after: None,
+            violations: Vec::new(),
+            metadata: Vec::new(),
+        }
+    }
+
+    /// The code as reported to callers: a domain code's own name, else the
+    /// shared code's.
+    pub fn code_name(&self) -> &str {
+        self.name.as_deref().unwrap_or(self.code.as_str())
+    }
+
     /// The message as the caller reads it: with a delay (`retry_after`), the
     /// delay in words ("Retry in 12 seconds."), in place of "after the
     /// suggested delay" or after the message; without one, the message.
@@ -239,28 +294,48 @@ impl ErrorCode {
         violations: &[FieldViolation],
         metadata: &[(String, String)],
     ) -> Status {
-        let mut details = ErrorDetails::new();
-        details.set_error_info(
+        encode(
             self.as_str(),
-            ERROR_DOMAIN,
-            metadata
-                .iter()
-                .cloned()
-                .collect::<std::collections::HashMap<String, String>>(),
-        );
-        if let Some(delay) = retry_after {
-            details.set_retry_info(Some(delay));
-        }
-        for violation in violations {
-            details.add_bad_request_violation(&violation.field, &violation.description);
-        }
-        Status::with_error_details(self.grpc_code(), message.into(), details)
+            self.grpc_code(),
+            message.into(),
+            retry_after,
+            violations,
+            metadata,
+        )
     }
 
     /// Shorthand for a status with the default message and no details.
     pub fn status(self) -> Status {
         self.to_status(self.default_message(), None, &[], &[])
     }
+}
+
+/// A status of `code` with `ErrorInfo` (`reason`, our domain, `metadata`),
+/// optional `RetryInfo` and `BadRequest` details.
+fn encode(
+    reason: &str,
+    code: Code,
+    message: String,
+    retry_after: Option<Duration>,
+    violations: &[FieldViolation],
+    metadata: &[(String, String)],
+) -> Status {
+    let mut details = ErrorDetails::new();
+    details.set_error_info(
+        reason,
+        ERROR_DOMAIN,
+        metadata
+            .iter()
+            .cloned()
+            .collect::<std::collections::HashMap<String, String>>(),
+    );
+    if let Some(delay) = retry_after {
+        details.set_retry_info(Some(delay));
+    }
+    for violation in violations {
+        details.add_bad_request_violation(&violation.field, &violation.description);
+    }
+    Status::with_error_details(code, message, details)
 }
 
 /// `status` with another message: the code, metadata and details stay, and
@@ -278,12 +353,28 @@ pub fn reword_status(status: &Status, message: impl Into<String>) -> Status {
 /// Decodes a status produced by a Chataigne service. Statuses without our
 /// `ErrorInfo` (transport failures, foreign servers) are classified by their
 /// gRPC code: unavailable/unknown transport errors become a dependency error.
+/// A reason outside the shared table is classified the same way: a caller
+/// that accepts a service's domain codes decodes with [`decode_status_with`].
 pub fn decode_status(status: &Status) -> DecodedStatus {
+    decode_status_with(status, |_| None)
+}
+
+/// [`decode_status`], accepting the domain codes `domain` knows: a reason
+/// outside the shared table that `domain` maps to the shared code it behaves
+/// as keeps its name ([`DecodedStatus::code_name`]).
+pub fn decode_status_with(
+    status: &Status,
+    domain: impl Fn(&str) -> Option<(Arc<str>, ErrorCode)>,
+) -> DecodedStatus {
     let details = status.get_error_details();
     let info = details
         .error_info()
         .filter(|info| info.domain == ERROR_DOMAIN);
-    if let Some(code) = info.and_then(|info| ErrorCode::parse(&info.reason)) {
+    let known = info.and_then(|info| match ErrorCode::parse(&info.reason) {
+        Some(code) => Some((None, code)),
+        None => domain(&info.reason).map(|(name, code)| (Some(name), code)),
+    });
+    if let Some((name, code)) = known {
         let mut metadata: Vec<(String, String)> = info
             .map(|info| {
                 info.metadata
@@ -295,6 +386,7 @@ pub fn decode_status(status: &Status) -> DecodedStatus {
         metadata.sort();
         return DecodedStatus {
             code,
+            name,
             message: status.message().to_owned(),
             retry_after: details.retry_info().and_then(|retry| retry.retry_delay),
             violations: details
@@ -319,13 +411,7 @@ pub fn decode_status(status: &Status) -> DecodedStatus {
         Code::Unauthenticated => ErrorCode::Unauthenticated,
         _ => ErrorCode::InternalError,
     };
-    DecodedStatus {
-        code,
-        message: code.default_message().to_owned(),
-        retry_after: None,
-        violations: Vec::new(),
-        metadata: Vec::new(),
-    }
+    DecodedStatus::of(code)
 }
 
 #[cfg(test)]
@@ -342,7 +428,7 @@ mod tests {
                     field: "limit".into(),
                     description: "too big".into(),
                 }],
-                &[crate::status_details::DetailKey::CurrentStatus.pair("ready")],
+                &[crate::status_details::DetailKey::CurrentState.pair("closed")],
             );
             assert_eq!(status.code(), code.grpc_code());
             let decoded = decode_status(&status);
@@ -352,8 +438,9 @@ mod tests {
             assert_eq!(decoded.violations.len(), 1);
             assert_eq!(
                 decoded.metadata,
-                vec![("current_status".to_owned(), "ready".to_owned())]
+                vec![("current_state".to_owned(), "closed".to_owned())]
             );
+            assert_eq!(decoded.code_name(), code.as_str());
             assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
         }
     }
@@ -408,11 +495,9 @@ mod tests {
                 code.as_str()
             );
             let delayed = DecodedStatus {
-                code,
                 message: message.to_owned(),
                 retry_after: Some(Duration::from_millis(11_500)),
-                violations: Vec::new(),
-                metadata: Vec::new(),
+                ..DecodedStatus::of(code)
             };
             let spoken = delayed.spoken_message();
             assert!(
@@ -427,6 +512,28 @@ mod tests {
             };
             assert_eq!(undelayed.spoken_message(), message);
         }
+    }
+
+    #[test]
+    fn a_domain_code_keeps_its_name_only_for_callers_that_declare_it() {
+        let domain = DomainCode {
+            name: "KITCHEN_CLOSED",
+            behaves_as: ErrorCode::ExpectedStateMismatch,
+        };
+        let status = domain.to_status("closed", None, &[], &[]);
+        assert_eq!(status.code(), Code::FailedPrecondition);
+        let declared = decode_status_with(&status, |reason| {
+            (reason == domain.name).then(|| (Arc::from(reason), domain.behaves_as))
+        });
+        assert_eq!(declared.code, ErrorCode::ExpectedStateMismatch);
+        assert_eq!(declared.code_name(), "KITCHEN_CLOSED");
+        assert_eq!(declared.message, "closed");
+        // A caller that does not know it classifies it by its gRPC code,
+        // with no message of the service's.
+        let unknown = decode_status(&status);
+        assert_eq!(unknown.code, ErrorCode::InternalError);
+        assert_eq!(unknown.name, None);
+        assert_eq!(unknown.message, ErrorCode::InternalError.default_message());
     }
 
     #[test]

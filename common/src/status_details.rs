@@ -1,6 +1,8 @@
 //! The keys of the facts a refusal carries in its `ErrorInfo.metadata`
 //! (written by the services that refuse, read by the gateway and typed
-//! callers): each key is spelled here once.
+//! callers): each shared key is spelled here once. A service's domain codes
+//! carry keys of their own, spelled beside them; the gateway copies every
+//! pair into the `details` of its error envelope without reading them.
 
 use crate::codes::DecodedStatus;
 
@@ -16,12 +18,6 @@ pub enum DetailKey {
     Reason,
     /// The state the resource is in now (`MCP_EXPECTED_STATE_MISMATCH`).
     CurrentState,
-    /// The order status the caller observed (`MCP_ORDER_STATUS_PRECONDITION_FAILED`).
-    ExpectedStatus,
-    /// The order status the caller asked for.
-    RequestedStatus,
-    /// The order's status now.
-    CurrentStatus,
     /// The operation this server leaves out that an argument value named.
     UnavailableOperation,
 }
@@ -32,9 +28,6 @@ impl DetailKey {
         DetailKey::Scope,
         DetailKey::Reason,
         DetailKey::CurrentState,
-        DetailKey::ExpectedStatus,
-        DetailKey::RequestedStatus,
-        DetailKey::CurrentStatus,
         DetailKey::UnavailableOperation,
     ];
 
@@ -44,9 +37,6 @@ impl DetailKey {
             DetailKey::Scope => "scope",
             DetailKey::Reason => "reason",
             DetailKey::CurrentState => "current_state",
-            DetailKey::ExpectedStatus => "expected_status",
-            DetailKey::RequestedStatus => "requested_status",
-            DetailKey::CurrentStatus => "current_status",
             DetailKey::UnavailableOperation => "unavailable_operation",
         }
     }
@@ -84,15 +74,7 @@ mod tests {
         let spelled: Vec<&str> = DetailKey::ALL.iter().map(|key| key.as_str()).collect();
         assert_eq!(
             spelled,
-            [
-                "scope",
-                "reason",
-                "current_state",
-                "expected_status",
-                "requested_status",
-                "current_status",
-                "unavailable_operation",
-            ]
+            ["scope", "reason", "current_state", "unavailable_operation",]
         );
         assert_eq!(DetailKey::Scope.to_string(), "scope");
     }

@@ -186,11 +186,9 @@ impl GatewayError {
             _ => return None,
         };
         Some(DecodedStatus {
-            code,
             message: message.to_owned(),
             retry_after,
-            violations: Vec::new(),
-            metadata: Vec::new(),
+            ..DecodedStatus::of(code)
         })
     }
 

@@ -24,5 +24,4 @@ pub use config::{
     Allowlist, Config, ConnectionLimits, Deadlines, EndpointConfig, GOOGLE_EGRESS_CIDRS,
     Http2Limits, Profile, RateLimits, RedisConfig, Revision,
 };
-pub use mcp::protocol::INSTRUCTIONS;
 pub use server::{Listeners, run};

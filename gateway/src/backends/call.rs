@@ -7,26 +7,20 @@ use tokio::time::Instant;
 
 use chataigne_common::ErrorCode;
 use chataigne_common::balance::Balanced;
-use chataigne_common::codes::{DecodedStatus, decode_status};
+use chataigne_common::codes::{DecodedStatus, decode_status_with};
 use chataigne_proto::tools::v1::CallToolRequest;
 use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
 use tonic::metadata::MetadataValue;
 use tracing::Instrument;
 
 use crate::access::auth::Principal;
-use crate::backends::catalog::{DeadlineClass, Tool};
+use crate::backends::catalog::{DeadlineClass, Snapshot, Tool};
 use crate::config::Deadlines;
 use crate::wire::envelope::Success;
 
 /// A failure the gateway itself detects, with the code's safe message.
 pub fn gateway_failure(code: ErrorCode) -> DecodedStatus {
-    DecodedStatus {
-        code,
-        message: code.default_message().to_owned(),
-        retry_after: None,
-        violations: Vec::new(),
-        metadata: Vec::new(),
-    }
+    DecodedStatus::of(code)
 }
 
 /// The deadline of `class`.
@@ -65,7 +59,7 @@ fn timeout_failure(tool: &Tool) -> DecodedStatus {
         ),
         _ => format!(
             "The read did not finish in time. Call {} again, or narrow it (a shorter period, \
-             one location, a smaller limit).",
+             narrower filters, a smaller limit).",
             tool.name
         ),
     };
@@ -83,6 +77,9 @@ pub struct CallInput<'a> {
     pub locale: String,
     pub request_id: &'a str,
     pub deadline: Duration,
+    /// The catalogue the tool was found in: its domain error codes are
+    /// answered by name.
+    pub catalogue: &'a Snapshot,
     /// The caller's trace context, when its revision carries one: the
     /// call's span continues that trace.
     pub trace_parent: Option<crate::ops::http_telemetry::TraceParent>,
@@ -154,7 +151,8 @@ async fn exchange(
             // The channel reports its own expiry of `grpc-timeout` as CANCELLED.
             let expired = status.code() == tonic::Code::DeadlineExceeded
                 || (status.code() == tonic::Code::Cancelled && started.elapsed() >= input.deadline);
-            let mut decoded = decode_status(&status);
+            let catalogue = input.catalogue;
+            let mut decoded = decode_status_with(&status, |reason| catalogue.error_code(reason));
             if (expired || decoded.code == ErrorCode::ToolTimeout)
                 && decoded.code != timeout_code(tool)
             {

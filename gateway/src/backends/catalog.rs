@@ -9,6 +9,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::time::Instant;
 
+use chataigne_common::ErrorCode;
 use chataigne_common::balance::Balanced;
 use chataigne_proto::tools::v1::{
     self as pb, ListToolsRequest, tool_catalog_client::ToolCatalogClient,
@@ -169,6 +170,10 @@ pub struct Snapshot {
     /// The operator's write switch at the fetch (a listing hint only: the
     /// tool-service reads it again on every write call).
     writes_enabled: bool,
+    /// The server instructions the catalogue gives (empty: none).
+    instructions: String,
+    /// The domain's own error codes, each with the shared code it behaves as.
+    error_codes: HashMap<String, (Arc<str>, ErrorCode)>,
 }
 
 impl Snapshot {
@@ -185,10 +190,37 @@ impl Snapshot {
         self.writes_enabled
     }
 
-    /// Builds a snapshot from a `ListTools` answer.
+    /// The server instructions, if the catalogue gives any.
+    pub fn instructions(&self) -> Option<&str> {
+        Some(self.instructions.as_str()).filter(|text| !text.is_empty())
+    }
+
+    /// The name and the shared code of `reason`, when it is one of the
+    /// catalogue's domain codes (for `decode_status_with`).
+    pub fn error_code(&self, reason: &str) -> Option<(Arc<str>, ErrorCode)> {
+        self.error_codes.get(reason).cloned()
+    }
+
+    /// Builds a snapshot from a `ListTools` answer. A domain code that
+    /// behaves as no shared code is left out (and logged): its failures are
+    /// then internal errors.
     pub fn from_response(response: pb::ListToolsResponse) -> Snapshot {
         let mut snapshot = Snapshot::from_descriptors(response.tools);
         snapshot.writes_enabled = response.writes_enabled;
+        snapshot.instructions = response.instructions;
+        for descriptor in response.error_codes {
+            match ErrorCode::parse(&descriptor.behaves_as) {
+                Some(code) if ErrorCode::parse(&descriptor.code).is_none() => {
+                    let name: Arc<str> = Arc::from(descriptor.code.as_str());
+                    snapshot.error_codes.insert(descriptor.code, (name, code));
+                }
+                _ => tracing::warn!(
+                    code = %descriptor.code,
+                    behaves_as = %descriptor.behaves_as,
+                    "domain error code left out of the catalogue"
+                ),
+            }
+        }
         snapshot
     }
 
@@ -216,6 +248,8 @@ impl Snapshot {
             tools,
             by_name,
             writes_enabled: true,
+            instructions: String::new(),
+            error_codes: HashMap::new(),
         }
     }
 }
@@ -562,6 +596,36 @@ mod tests {
         assert!(on.writes_enabled());
     }
 
+    #[test]
+    fn the_catalogue_gives_the_instructions_and_its_own_error_codes() {
+        let code = |code: &str, behaves_as: &str| pb::ErrorCodeDescriptor {
+            code: code.to_owned(),
+            behaves_as: behaves_as.to_owned(),
+        };
+        let snapshot = Snapshot::from_response(pb::ListToolsResponse {
+            instructions: "What the tools give access to.".to_owned(),
+            error_codes: vec![
+                code("KITCHEN_CLOSED", "MCP_EXPECTED_STATE_MISMATCH"),
+                code("NO_SUCH_BEHAVIOUR", "MCP_NOT_A_CODE"),
+                code("MCP_RATE_LIMITED", "MCP_INTERNAL_ERROR"),
+            ],
+            ..Default::default()
+        });
+        assert_eq!(
+            snapshot.instructions(),
+            Some("What the tools give access to.")
+        );
+        let (name, behaves_as) = snapshot.error_code("KITCHEN_CLOSED").unwrap();
+        assert_eq!(
+            (&*name, behaves_as),
+            ("KITCHEN_CLOSED", ErrorCode::ExpectedStateMismatch)
+        );
+        // Unknown behaviours and shared codes redefined are left out.
+        assert!(snapshot.error_code("NO_SUCH_BEHAVIOUR").is_none());
+        assert!(snapshot.error_code("MCP_RATE_LIMITED").is_none());
+        assert_eq!(Snapshot::from_descriptors(Vec::new()).instructions(), None);
+    }
+
     /// A tool-service whose `ListTools` answers from a script (then
     /// UNAVAILABLE), counting the fetches.
     #[derive(Default)]
@@ -602,6 +666,7 @@ mod tests {
             tools: vec![descriptor("good", r#"{"type":"object"}"#)],
             writes_enabled: writes_enabled.unwrap_or(false),
             writes_switch_unknown: writes_enabled.is_none(),
+            ..Default::default()
         })
     }
 

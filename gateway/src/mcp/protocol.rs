@@ -33,13 +33,13 @@ pub const SERVER_INFO: ServerInfo = ServerInfo {
     version: env!("CARGO_PKG_VERSION"),
 };
 
-/// What the server gives access to and on whose behalf; added to the model's
-/// context by clients, so it describes rather than instructs.
-pub const INSTRUCTIONS: &str = "Chataigne restaurant operations: a restaurant's orders, \
-catalog availability, location settings and status, customer conversations and analytics. \
-Every read and action is performed on behalf of the signed-in restaurant staff member, limited \
-to the organizations and locations of their memberships and to the scopes they consented to. \
-Identifiers are opaque strings; amounts carry their currency and timestamps their UTC offset.";
+/// The server instructions — what the tools give access to and on whose
+/// behalf — as the tool-service's catalogue gives them; none while the
+/// catalogue cannot be fetched (the answer is still served).
+pub async fn instructions(ctx: &Context<'_>) -> Option<String> {
+    let snapshot = ctx.state.catalog.snapshot().await.ok()?;
+    snapshot.instructions().map(str::to_owned)
+}
 
 /// How long a result may be reused and by whom, for revisions that say so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -168,6 +168,7 @@ pub async fn call(
         locale: locale(meta),
         request_id: &request_id,
         deadline: call::deadline(&ctx.state.config.deadlines, tool.deadline),
+        catalogue: &snapshot,
         trace_parent: revision.trace_parent(meta),
     };
     // The call's own failure is its answer; any other error refuses the request.

@@ -79,7 +79,7 @@ struct Field<'a> {
 /// The envelope's `data.error`.
 #[derive(Serialize)]
 struct ErrorBody<'a> {
-    code: &'static str,
+    code: &'a str,
     category: &'static str,
     retryable: bool,
     message: String,
@@ -171,7 +171,7 @@ pub fn success<'a>(profile: Profile, request_id: &'a str, success: &'a Success) 
 
 fn error_body<'a>(failure: &'a DecodedStatus, request_id: &'a str) -> ErrorBody<'a> {
     ErrorBody {
-        code: failure.code.as_str(),
+        code: failure.code_name(),
         category: failure.code.category().as_str(),
         retryable: failure.code.retryable(),
         message: failure.spoken_message(),
@@ -259,11 +259,8 @@ mod tests {
 
     fn decoded(code: ErrorCode) -> DecodedStatus {
         DecodedStatus {
-            code,
-            message: code.default_message().to_owned(),
             retry_after: Some(Duration::from_millis(1500)),
-            violations: Vec::new(),
-            metadata: Vec::new(),
+            ..DecodedStatus::of(code)
         }
     }
 

@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use chataigne_common::codes::decode_status;
 use chataigne_proto::tools::v1 as pb;
 use tonic::{Request, Response, Status};
 
@@ -92,6 +91,8 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
             tools: self.descriptors.clone(),
             writes_enabled,
             writes_switch_unknown,
+            instructions: crate::tools::INSTRUCTIONS.to_owned(),
+            error_codes: super::domain_codes::descriptors(),
         }))
     }
 
@@ -146,7 +147,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
             .map_err(|error| to_status_at(error, kind, site));
         let outcome_code = match &result {
             Ok(_) => "ok",
-            Err(status) => decode_status(status).code.as_str(),
+            Err(status) => super::domain_codes::label(status),
         };
         crate::metrics::mcp_call(spec.map(|spec| spec.name), outcome_code, started.elapsed());
         tracing::info!(

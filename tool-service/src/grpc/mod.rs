@@ -28,6 +28,7 @@ mod credential;
 mod customers;
 mod database_gate;
 mod deadline;
+pub mod domain_codes;
 mod fields;
 mod locations;
 mod locations_settings;

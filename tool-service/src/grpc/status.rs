@@ -7,6 +7,7 @@ use chataigne_common::codes::FieldViolation;
 use chataigne_common::status_details::DetailKey;
 use tonic::Status;
 
+use super::domain_codes::{self, OrderStatusDetail};
 use crate::domain::{AbsentOperation, CurrentState, DomainError, OrderStatus};
 use crate::tools::{CallSite, Lifecycle, StateGuard, ToolKind, ToolSpec};
 
@@ -110,7 +111,7 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
             )
         }
         DomainError::OrderStatusPrecondition { from, to, current } => {
-            let code = ErrorCode::OrderStatusPreconditionFailed;
+            let code = domain_codes::ORDER_STATUS_PRECONDITION_FAILED;
             let message = transition_message(from, to, current);
             let (from, to, current) =
                 (from.as_str(), to.as_str(), current.unwrap_or(from).as_str());
@@ -119,9 +120,9 @@ pub fn to_status_at(error: DomainError, kind: ToolKind, site: Option<CallSite<'_
                 None,
                 &[],
                 &[
-                    DetailKey::ExpectedStatus.pair(from),
-                    DetailKey::RequestedStatus.pair(to),
-                    DetailKey::CurrentStatus.pair(current),
+                    OrderStatusDetail::Expected.pair(from),
+                    OrderStatusDetail::Requested.pair(to),
+                    OrderStatusDetail::Current.pair(current),
                 ],
             )
         }
@@ -768,8 +769,9 @@ mod tests {
             },
             ToolKind::Write,
         );
-        let decoded = decode_status(&status);
-        assert_eq!(decoded.code, ErrorCode::OrderStatusPreconditionFailed);
+        let decoded = chataigne_common::codes::decode_status_with(&status, domain_codes::behaviour);
+        assert_eq!(decoded.code_name(), "ORDER_STATUS_PRECONDITION_FAILED");
+        assert_eq!(decoded.code, ErrorCode::ExpectedStateMismatch);
         assert!(
             decoded
                 .metadata
@@ -887,7 +889,8 @@ mod tests {
         for (error, kind, needle) in cases {
             let label = format!("{error:?}");
             let typed = typed_status(error, kind);
-            let decoded = decode_status(&typed);
+            let decoded =
+                chataigne_common::codes::decode_status_with(&typed, domain_codes::behaviour);
             assert!(
                 typed.message().contains(needle),
                 "{label}: {}",

@@ -361,6 +361,15 @@ pub struct CallResult {
 /// Structured output bound (SPEC §6).
 pub const OUTPUT_LIMIT: usize = 128 * 1024;
 
+/// The server instructions of the catalogue: what its tools give access to
+/// and on whose behalf. Clients add them to the model's context, so they
+/// describe rather than instruct, and name no tool.
+pub const INSTRUCTIONS: &str = "Chataigne restaurant operations: a restaurant's orders, \
+catalog availability, location settings and status, customer conversations and analytics. \
+Every read and action is performed on behalf of the signed-in restaurant staff member, limited \
+to the organizations and locations of their memberships and to the scopes they consented to. \
+Identifiers are opaque strings; amounts carry their currency and timestamps their UTC offset.";
+
 /// The tools with what they need to run: store, access control, cursor keys.
 pub struct Tools<S, A> {
     pub(crate) store: S,
@@ -600,6 +609,15 @@ impl<T: Serialize> idempotency::Finish for ToolOutput<T> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn instructions_stay_short_and_declarative() {
+        assert!(INSTRUCTIONS.len() < 600);
+        for imperative in ["You must", "Always", "Never", "Use the", "call "] {
+            assert!(!INSTRUCTIONS.contains(imperative), "{imperative}");
+        }
+        assert!(!INSTRUCTIONS.contains("chataigne_"), "no tool names");
+    }
 
     #[test]
     fn an_unknown_id_message_names_where_valid_ids_come_from() {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::error::GatewayError;
 use crate::mcp::context::Context;
 use crate::mcp::params::{self, CallToolParams, InitializeParams, ListToolsParams, NoParams};
-use crate::mcp::protocol::{self, BoxFuture, INSTRUCTIONS, Protocol};
+use crate::mcp::protocol::{self, BoxFuture, Protocol};
 use crate::mcp::tools;
 use crate::wire::jsonrpc::{self, Id};
 use crate::wire::method::McpMethod;
@@ -30,14 +30,18 @@ pub fn negotiate(requested: &str) -> &'static str {
         .unwrap_or(LATEST_VERSION)
 }
 
-/// The `initialize` result for a client requesting `requested`.
-pub fn initialize_result(requested: &str) -> Value {
-    json!({
+/// The `initialize` result for a client requesting `requested`, with the
+/// catalogue's `instructions` when known.
+pub fn initialize_result(requested: &str, instructions: Option<String>) -> Value {
+    let mut result = json!({
         "protocolVersion": negotiate(requested),
         "capabilities": { "tools": { "listChanged": false } },
         "serverInfo": protocol::SERVER_INFO,
-        "instructions": INSTRUCTIONS,
-    })
+    });
+    if let (Some(text), Some(fields)) = (instructions, result.as_object_mut()) {
+        fields.insert("instructions".to_owned(), Value::String(text));
+    }
+    result
 }
 
 /// This revision.
@@ -81,7 +85,11 @@ async fn dispatch(
                     "protocolVersion must be a string".to_owned(),
                 )
             })?;
-            Ok(jsonrpc::success(id, &initialize_result(&requested)))
+            let instructions = protocol::instructions(&ctx).await;
+            Ok(jsonrpc::success(
+                id,
+                &initialize_result(&requested, instructions),
+            ))
         }
         McpMethod::Ping => {
             params::parse::<NoParams>(id, params)?;
@@ -111,14 +119,5 @@ mod tests {
         assert_eq!(negotiate("2025-03-26"), "2025-03-26");
         assert_eq!(negotiate("2024-11-05"), LATEST_VERSION);
         assert_eq!(negotiate("2099-01-01"), LATEST_VERSION);
-    }
-
-    #[test]
-    fn instructions_stay_short_and_declarative() {
-        assert!(INSTRUCTIONS.len() < 600);
-        for imperative in ["You must", "Always", "Never", "Use the", "call "] {
-            assert!(!INSTRUCTIONS.contains(imperative), "{imperative}");
-        }
-        assert!(!INSTRUCTIONS.contains("chataigne_"), "no tool names");
     }
 }

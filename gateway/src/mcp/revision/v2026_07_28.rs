@@ -17,8 +17,8 @@ use crate::error::GatewayError;
 use crate::mcp::context::Context;
 use crate::mcp::params::{self, CallToolParams};
 use crate::mcp::protocol::{
-    self, BoxFuture, Caching, INSTRUCTIONS, PROTOCOL_VERSION_HEADER, Protocol, ResultFields,
-    ResultMeta, SERVER_INFO,
+    self, BoxFuture, Caching, PROTOCOL_VERSION_HEADER, Protocol, ResultFields, ResultMeta,
+    SERVER_INFO,
 };
 use crate::mcp::tools;
 use crate::ops::http_telemetry::TraceParent;
@@ -331,13 +331,17 @@ impl Protocol for V2026_07_28 {
     }
 }
 
-/// The `server/discover` result's own fields.
-fn discover_result() -> Value {
-    json!({
+/// The `server/discover` result's own fields, with the catalogue's
+/// `instructions` when known.
+fn discover_result(instructions: Option<String>) -> Value {
+    let mut result = json!({
         "supportedVersions": SUPPORTED_VERSIONS,
         "capabilities": { "tools": {} },
-        "instructions": INSTRUCTIONS,
-    })
+    });
+    if let (Some(text), Some(fields)) = (instructions, result.as_object_mut()) {
+        fields.insert("instructions".to_owned(), Value::String(text));
+    }
+    result
 }
 
 /// The revision's method set: `server/discover`, `tools/list`, `tools/call`;
@@ -350,11 +354,15 @@ async fn dispatch(
     params: Option<Value>,
 ) -> Result<Vec<u8>, GatewayError> {
     match method {
-        McpMethod::ServerDiscover => Ok(success(
-            id,
-            &discover_result(),
-            Caching::Public(DISCOVER_TTL),
-        )),
+        McpMethod::ServerDiscover => {
+            // Cached by callers only when complete.
+            let instructions = protocol::instructions(&ctx).await;
+            let caching = match instructions {
+                Some(_) => Caching::Public(DISCOVER_TTL),
+                None => Caching::None,
+            };
+            Ok(success(id, &discover_result(instructions), caching))
+        }
         McpMethod::ToolsList => tools::list(ctx, id, &V2026_07_28).await,
         McpMethod::ToolsCall => {
             let params: CallToolParams = params::parse(id, params)?;

@@ -45,10 +45,11 @@ async fn the_typed_grpc_api_applies_the_rules_of_the_tools(scene: &Scene) {
         .await
         .unwrap_err();
     assert_eq!(illegal.code(), tonic::Code::FailedPrecondition);
-    assert_eq!(
-        decode_status(&illegal).code,
-        ErrorCode::OrderStatusPreconditionFailed
+    let decoded = chataigne_common::codes::decode_status_with(
+        &illegal,
+        chataigne_tools::grpc::domain_codes::behaviour,
     );
+    assert_eq!(decoded.code_name(), "ORDER_STATUS_PRECONDITION_FAILED");
     let updated = orders
         .update_order_status(authed(
             request(OrderStatus::Accepted, OrderStatus::Received),

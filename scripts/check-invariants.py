@@ -21,7 +21,11 @@
    production code (comments aside): the server instructions and the
    domain's own error codes come from the tool-service's catalogue. The
    common crate's demo tenant set and scope list are the stated exceptions.
-10. The gateway's modules depend one way: read from the `crate::…`,
+10. What a common change touches stays what ARCHITECTURE.md says ("Change
+    footprints"): for a reference instance of each kind (a read tool, a
+    shared error code, a domain error code, an MCP revision), the number of
+    production files whose code names it is the number in that table.
+11. The gateway's modules depend one way: read from the `crate::…`,
    `super::…` and parent-to-child paths of its production code, no two
    modules depend on each other through any chain (no cycle), and no folder
    (or top-level module) names one of a higher layer of GATEWAY_LAYERS.
@@ -121,6 +125,40 @@ def restaurant_concepts(files):
             if RESTAURANT.search(code):
                 yield (f"{rel}:{number}: a restaurant concept outside the tool-service "
                        f"(declare it in its catalogue): {line.strip()}")
+
+
+# (the row's first cell in ARCHITECTURE.md, what names the reference instance)
+FOOTPRINTS = [
+    ("a read tool", r"discounts_list|DiscountsList|ListDiscounts"),
+    ("a shared error code", r"OutputTooLarge|MCP_OUTPUT_TOO_LARGE"),
+    ("a domain error code", r"ORDER_STATUS_PRECONDITION_FAILED|OrderStatusPrecondition"),
+    ("an MCP revision", r"V2026_07_28|v2026_07_28|2026-07-28"),
+]
+PRODUCTION = re.compile(r"^(proto/|(common|gateway|auth-service|tool-service|launcher)/src/)")
+
+
+def change_footprints():
+    table = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard",
+                          "*.rs", "*.proto"], cwd=ROOT, check=True, capture_output=True,
+                         text=True).stdout.split()
+    sources = [f for f in out if PRODUCTION.match(f) and not f.endswith("testing.rs")
+               and (ROOT / f).is_file()]
+    for kind, pattern in FOOTPRINTS:
+        row = re.search(r"^\| " + re.escape(kind) + r" \| (\d+) ", table, re.M)
+        if not row:
+            yield f"ARCHITECTURE.md: no 'Change footprints' row for {kind}"
+            continue
+        named = re.compile(pattern)
+        places = []
+        for rel in sources:
+            text = (ROOT / rel).read_text(encoding="utf-8").split("#[cfg(test)]", 1)[0]
+            code = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+            if named.search(code):
+                places.append(rel)
+        if len(places) != int(row.group(1)):
+            yield (f"ARCHITECTURE.md: {kind} touches {row.group(1)} files, but its reference "
+                   f"instance is named in {len(places)}: {', '.join(places)}")
 
 
 def unused_dependencies(metadata):
@@ -321,6 +359,7 @@ def main():
         *never_named(files, SQL_FREE, SQL, "SQL driver named in domain code"),
         *boolean_parameters(files),
         *restaurant_concepts(files),
+        *change_footprints(),
         *tool_name_tables(files),
         *layering(metadata),
         *gateway_layering(),

@@ -144,8 +144,6 @@ fn embedded_kek(path: &Path) -> Option<SecretString> {
 pub struct Stack {
     /// The MCP endpoint, e.g. `http://127.0.0.1:8080/mcp/v1`.
     pub mcp_url: String,
-    /// Path of the first endpoint speaking MCP 2026-07-28 (`/mcp/v2`).
-    modern_path: Option<String>,
     /// Every configured endpoint: its path and the revision it speaks.
     pub endpoints: Vec<(String, chataigne_gateway::Revision)>,
     /// Public base URL of the gateway.
@@ -207,12 +205,6 @@ pub async fn start(mut config: StackConfig) -> anyhow::Result<Stack> {
         .first()
         .map(|endpoint| endpoint.path.clone())
         .unwrap_or_else(|| "/mcp/v1".to_owned());
-    let modern_path = config
-        .gateway
-        .endpoints
-        .iter()
-        .find(|endpoint| endpoint.revision == chataigne_gateway::Revision::V2026_07_28)
-        .map(|endpoint| endpoint.path.clone());
     let endpoints = config
         .gateway
         .endpoints
@@ -307,7 +299,6 @@ pub async fn start(mut config: StackConfig) -> anyhow::Result<Stack> {
 
     Ok(Stack {
         mcp_url: format!("{gateway_url}{mcp_path}"),
-        modern_path,
         endpoints,
         gateway_url,
         gateway_internal_url,
@@ -445,13 +436,6 @@ impl Stack {
     ) -> anyhow::Result<String> {
         self.token_for_resource(user_id, scopes, ttl, &self.mcp_url)
             .await
-    }
-
-    /// The URL of the first endpoint speaking MCP 2026-07-28, if any.
-    pub fn modern_endpoint(&self) -> Option<String> {
-        self.modern_path
-            .as_deref()
-            .map(|path| self.endpoint_url(path))
     }
 
     /// The URL of the gateway's endpoint at `path` (e.g. `/mcp/v2`): also

@@ -60,15 +60,44 @@ pub struct InitializeParams {
 pub struct ListToolsParams {}
 
 /// `tools/call`.
-#[derive(Debug, serde::Deserialize)]
+#[derive(Debug)]
 pub struct CallToolParams {
-    #[serde(default)]
     pub name: Field<String>,
-    #[serde(default)]
     pub arguments: Field<Map<String, Value>>,
     /// Request metadata: an open object (only `user_locale` is read).
-    #[serde(rename = "_meta", default)]
     pub meta: Field<Map<String, Value>>,
+}
+
+impl CallToolParams {
+    /// The params of a call, taken out of the parsed message as they are:
+    /// the arguments object is moved, never copied or parsed again (it is
+    /// serialized once, for the tool-service).
+    pub fn take(id: &Id, params: Option<Value>) -> Result<CallToolParams, GatewayError> {
+        let mut object = match params {
+            None => Map::new(),
+            Some(Value::Object(object)) => object,
+            Some(_) => {
+                return Err(GatewayError::InvalidParams(
+                    id.clone(),
+                    "params must be an object".to_owned(),
+                ));
+            }
+        };
+        let object_field = |value: Option<Value>| match value {
+            None => Field::Absent,
+            Some(Value::Object(object)) => Field::Valid(object),
+            Some(_) => Field::Invalid,
+        };
+        Ok(CallToolParams {
+            name: match object.remove("name") {
+                None => Field::Absent,
+                Some(Value::String(name)) => Field::Valid(name),
+                Some(_) => Field::Invalid,
+            },
+            arguments: object_field(object.remove("arguments")),
+            meta: object_field(object.remove("_meta")),
+        })
+    }
 }
 
 /// The typed `params` of a request; absent means empty, and anything but an
@@ -90,7 +119,7 @@ mod tests {
     use serde_json::json;
 
     fn call(params: Value) -> CallToolParams {
-        parse(&Id::Number(1.into()), Some(params)).unwrap()
+        CallToolParams::take(&Id::Number(1.into()), Some(params)).unwrap()
     }
 
     #[test]
@@ -102,6 +131,16 @@ mod tests {
         let empty = call(json!({}));
         assert_eq!(empty.name, Field::Absent);
         assert_eq!(empty.arguments, Field::Absent);
+        let full = call(json!({"name": 3, "arguments": {"limit": 2}, "_meta": {"a": 1}}));
+        assert_eq!(full.name, Field::Invalid);
+        assert_eq!(
+            full.arguments,
+            Field::Valid(json!({"limit": 2}).as_object().unwrap().clone())
+        );
+        assert!(matches!(
+            CallToolParams::take(&Id::Number(1.into()), Some(json!(["x"]))),
+            Err(GatewayError::InvalidParams(_, message)) if message == "params must be an object"
+        ));
     }
 
     #[test]

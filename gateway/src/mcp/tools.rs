@@ -223,8 +223,7 @@ mod tests {
     use serde_json::json;
 
     fn params(value: Value) -> Option<Map<String, Value>> {
-        let parsed: CallToolParams =
-            crate::mcp::params::parse(&Id::Number(1.into()), Some(value)).unwrap();
+        let parsed = CallToolParams::take(&Id::Number(1.into()), Some(value)).unwrap();
         parsed.meta.valid()
     }
 

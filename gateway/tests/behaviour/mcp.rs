@@ -6,7 +6,7 @@ use crate::support;
 
 use chataigne_common::testing::envelope;
 use serde_json::{Value, json};
-use support::{Harness, TOKEN_ALL, TOKEN_READ, assertion_for};
+use support::{FIXTURE_INSTRUCTIONS, Harness, TOKEN_ALL, TOKEN_READ, assertion_for};
 
 fn call(name: &str, arguments: Value) -> Value {
     json!({"jsonrpc":"2.0","id":11,"method":"tools/call",
@@ -51,9 +51,8 @@ async fn initialize_negotiates_each_supported_version() {
         assert_eq!(result["serverInfo"]["title"], "Chataigne");
         assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
         assert_eq!(result["capabilities"]["tools"]["listChanged"], false);
-        let instructions = result["instructions"].as_str().unwrap();
-        assert!(instructions.contains("on behalf of"));
-        assert!(!instructions.contains("orders_list"));
+        // The instructions are the catalogue's, as the tool-service gives them.
+        assert_eq!(result["instructions"], FIXTURE_INSTRUCTIONS);
     }
     h.shutdown().await;
 }
@@ -518,4 +517,22 @@ async fn shutdown_lets_in_flight_requests_finish() {
         envelope(&body["result"])["data"]["error"]["code"],
         "MCP_TOOL_TIMEOUT"
     );
+}
+
+#[tokio::test]
+async fn initialize_is_answered_without_instructions_while_the_catalogue_is_unreachable() {
+    let closed = support::closed_port_url().await;
+    let h = Harness::start_with(|config| config.tool_service_url = closed).await;
+    let (status, body) = h
+        .rpc(
+            TOKEN_ALL,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
+    assert!(body["result"].get("instructions").is_none(), "{body}");
+    h.shutdown().await;
 }

@@ -200,6 +200,9 @@ pub fn fixture_tools() -> Vec<ToolDescriptor> {
     ]
 }
 
+/// The server instructions the fake catalogue gives.
+pub const FIXTURE_INSTRUCTIONS: &str = "Fixture tools, run on behalf of the signed-in member.";
+
 #[tonic::async_trait]
 impl ToolCatalog for FakeTools {
     async fn list_tools(
@@ -210,6 +213,7 @@ impl ToolCatalog for FakeTools {
         Ok(Response::new(ListToolsResponse {
             tools: fixture_tools(),
             writes_enabled: true,
+            instructions: FIXTURE_INSTRUCTIONS.to_owned(),
             ..Default::default()
         }))
     }

@@ -100,7 +100,7 @@ async fn dispatch(
             tools::list(ctx, id, &V2025_11_25).await
         }
         McpMethod::ToolsCall => {
-            let params: CallToolParams = params::parse(id, params)?;
+            let params = CallToolParams::take(id, params)?;
             tools::call(ctx, id, params, &V2025_11_25).await
         }
         McpMethod::Initialized

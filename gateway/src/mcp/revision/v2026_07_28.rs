@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::backends::catalog::{HeaderParam, ParamKind, Tool};
 use crate::error::GatewayError;
 use crate::mcp::context::Context;
-use crate::mcp::params::{self, CallToolParams};
+use crate::mcp::params::CallToolParams;
 use crate::mcp::protocol::{
     self, BoxFuture, Caching, PROTOCOL_VERSION_HEADER, Protocol, ResultFields, ResultMeta,
     SERVER_INFO,
@@ -365,7 +365,7 @@ async fn dispatch(
         }
         McpMethod::ToolsList => tools::list(ctx, id, &V2026_07_28).await,
         McpMethod::ToolsCall => {
-            let params: CallToolParams = params::parse(id, params)?;
+            let params = CallToolParams::take(id, params)?;
             tools::call(ctx, id, params, &V2026_07_28).await
         }
         McpMethod::Initialize

@@ -129,9 +129,12 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         let class = spec.map_or(DeadlineClass::Read, |spec| spec.deadline);
         let locale = Locale::parse(&call.locale);
         let now_ms = chrono::Utc::now().timestamp_millis();
-        let arguments: Option<serde_json::Value> = serde_json::from_str(&call.arguments_json).ok();
+        // The one parse of the arguments on this hop: validated, read into
+        // the tool's input and named in error messages from this value.
+        let mut arguments: Option<serde_json::Value> =
+            serde_json::from_str(&call.arguments_json).ok();
         let tools = &self.tools;
-        let (name, given) = (&call.name, &arguments);
+        let (name, given) = (&call.name, &mut arguments);
         let work = |credential| async move {
             let ctx = CallContext {
                 credential,
@@ -139,11 +142,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
                 now_ms,
             };
             match given {
-                Some(arguments) => {
-                    tools
-                        .call_past_the_switch(name, arguments.clone(), &ctx)
-                        .await
-                }
+                Some(arguments) => tools.call_past_the_switch(name, arguments, &ctx).await,
                 None => Err(DomainError::invalid("", "the arguments are not valid JSON")),
             }
         };

@@ -29,6 +29,12 @@
    `super::…` and parent-to-child paths of its production code, no two
    modules depend on each other through any chain (no cycle), and no folder
    (or top-level module) names one of a higher layer of GATEWAY_LAYERS.
+12. Tests do not sleep for a fixed time: code on the tokio clock is tested
+    with the clock paused (`start_paused = true`, `tokio::time::pause()`),
+    and a wait for anything else is `chataigne_common::testing::eventually`.
+    The few sleeps that are the behaviour under test (a real timer expiring
+    in a server, time passing without an effect, a stub that answers late)
+    are listed in SLEEPS_UNDER_TEST with their reason.
 
 Run by scripts/test.sh before the test suite; exits 1 listing each violation.
 """
@@ -221,6 +227,110 @@ def boolean_parameters(files):
                        "boolean: make the second a type that names its meaning")
 
 
+# Test code: whole files under a `tests/` folder and the shared test support;
+# elsewhere, from a file's `#[cfg(test)]` module to its end.
+TEST_SUPPORT = {"common/src/testing.rs", "common/src/eventually.rs"}
+SLEEP = re.compile(r"(?<![\w])(?:[\w:]*::)?sleep(?:_until)?\s*\(")
+ENCLOSING_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+(\w+)")
+# (file, function) -> why its sleep is the behaviour under test.
+SLEEPS_UNDER_TEST = {
+    ("common/src/eventually.rs", "eventually_some_every"): "the shared poll",
+    ("common/src/eventually.rs", "eventually_blocking"): "the shared poll",
+    ("auth-service/src/http/stack.rs", "app"):
+        "the slow route the request timeout cuts (run on the paused clock)",
+    ("common/src/grpc_server.rs", "call"):
+        "the slow service the load shedding refuses beside (run on the paused clock)",
+    ("common/src/grpc_health.rs", "the_overall_status_follows_the_probe_and_liveness_does_not"):
+        "probes passing without a change, on a served port",
+    ("common/tests/balance.rs", "calls_spread_evenly_and_a_stopped_instance_costs_at_most_one_call"):
+        "a stopped server closes its connections on its side, with nothing to poll",
+    ("common/tests/internal_tls.rs", "a_certificate_replaced_on_disk_serves_the_next_connection"):
+        "a later modification time on the replaced files",
+    ("common/tests/internal_tls.rs", "a_rotation_caught_half_written_is_loaded_once_complete"):
+        "a later modification time on the replaced files",
+    ("gateway/src/access/rate_limit.rs", "exact_across_two_gateways"):
+        "the window passing in Redis",
+    ("gateway/src/backends/catalog.rs", "failed_refreshes_keep_the_last_known_write_switch"):
+        "the retry delay passing, fetched or not, from a served port",
+    ("gateway/tests/behaviour/connections.rs",
+     "a_thousand_half_open_connections_are_closed_within_the_timeouts_while_normal_requests_answer"):
+        "the pace of normal traffic during a flood, and a bounded wait it may end short",
+    ("gateway/tests/behaviour/connections.rs", "the_connection_caps_close_new_connections_at_once"):
+        "a connection accepted by the server, which the client cannot see",
+    ("gateway/tests/support/mod.rs", "authenticate"): "the stub of a slow auth-service",
+    ("gateway/tests/support/mod.rs", "call_tool"): "the stub of a slow tool-service",
+    ("launcher/tests/embedded/sigterm.rs",
+     "sigterm_lets_the_embedded_binary_finish_an_in_flight_call_and_exit_zero"):
+        "a write waiting on SQLite's lock, which shows no waiter to poll for",
+    ("tests/tests/authorization/live_idempotency.rs", "scenario"):
+        "a running write that shows no sign of being in flight",
+    ("tests/tests/edge_under_attack.rs", "normal_traffic"): "the pace of normal traffic",
+    ("tests/tests/exactly_once.rs", "duplicate_of_a_running_write"):
+        "a running write that shows no sign of being in flight",
+    ("tests/tests/exactly_once.rs", "gateway_crash_mid_write"):
+        "a write that keeps waiting; SQLite shows no waiter to poll for",
+    ("tests/tests/exactly_once.rs", "embedded_write_past_its_deadline_is_unknown_then_happens_once"):
+        "time passing without an effect",
+    ("tests/tests/exactly_once.rs", "embedded_keys_replay_until_they_expire"):
+        "a record's time to live passing",
+    ("tests/tests/operations/startup_retry.rs",
+     "the_tool_service_waits_for_a_database_that_comes_up_late_then_serves"):
+        "start-up retries going on past several attempts",
+    ("tests/tests/outages.rs", "auth_and_tool_service_outages_are_dependency_errors_and_recover"):
+        "the catalogue's TTL passing in the gateway",
+    ("tests/tests/outages.rs", "postgres_known_down"): "the catalogue's TTL passing in the gateway",
+    ("tests/tests/servers/graceful_shutdown.rs",
+     "an_in_flight_call_finishes_while_the_stack_shuts_down"):
+        "a call waiting on through the shutdown",
+}
+
+
+def test_lines(path, rel):
+    """(number, line) of the test code of `path`."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if "tests" in rel.split("/")[:-1] or rel in TEST_SUPPORT:
+        start = 0
+    else:
+        start = next((i for i, l in enumerate(lines) if l.strip() == "#[cfg(test)]"), None)
+        if start is None:
+            return lines, []
+    return lines, range(start, len(lines))
+
+
+def sleeps_in_tests(files):
+    """Fixed sleeps of test code that runs on the real clock, unlisted."""
+    seen = set()
+    for path in files:
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("bench/"):
+            continue
+        lines, numbers = test_lines(path, rel)
+        for i in numbers:
+            code = lines[i].split("//", 1)[0]
+            if not SLEEP.search(code) or re.search(r"\bfn\s+sleep", code):
+                continue
+            j = i
+            while j >= 0 and not ENCLOSING_FN.match(lines[j]):
+                j -= 1
+            name = ENCLOSING_FN.match(lines[j]).group(1) if j >= 0 else "?"
+            k, attributes = j - 1, []
+            while k >= 0 and lines[k].strip().startswith(("#[", "///")):
+                attributes.append(lines[k])
+                k -= 1
+            paused = any(
+                a.strip().startswith("#[") and "start_paused = true" in a for a in attributes
+            ) or any("time::pause()" in l for l in lines[j:i])
+            if paused:
+                continue
+            if (rel, name) in SLEEPS_UNDER_TEST:
+                seen.add((rel, name))
+                continue
+            yield (f"{rel}:{i + 1}: a fixed sleep in a test on the real clock ({name}): pause "
+                   "the tokio clock, or wait with chataigne_common::testing::eventually")
+    for rel, name in sorted(set(SLEEPS_UNDER_TEST) - seen):
+        yield f"SLEEPS_UNDER_TEST lists {rel} {name}, which no longer sleeps: drop it"
+
+
 def readme_size():
     size = len((ROOT / "README.md").read_bytes())
     if size > README_LIMIT:
@@ -365,6 +475,7 @@ def main():
         *gateway_layering(),
         *unused_dependencies(metadata),
         *readme_size(),
+        *sleeps_in_tests(files),
     ]
     for problem in problems:
         print(problem, file=sys.stderr)

@@ -17,7 +17,6 @@ use chataigne_common::status_details::DetailKey;
 use chataigne_proto::auth::v1 as pb;
 use chataigne_proto::auth::v1::auth_service_server::{AuthService, AuthServiceServer};
 use secrecy::{ExposeSecret, SecretString};
-use subtle::ConstantTimeEq;
 use tonic::{Request, Response, Status};
 
 use crate::core::Core;
@@ -55,10 +54,11 @@ impl GatewayCredential {
         ) else {
             return false;
         };
-        presented
-            .as_bytes()
-            .ct_eq(expected.expose_secret().as_bytes())
-            .into()
+        aws_lc_rs::constant_time::verify_slices_are_equal(
+            presented.as_bytes(),
+            expected.expose_secret().as_bytes(),
+        )
+        .is_ok()
     }
 }
 

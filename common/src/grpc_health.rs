@@ -194,15 +194,15 @@ mod tests {
         let mut client = HealthClient::new(channel);
         assert_eq!(check(&mut client).await, Wire::Serving as i32);
         begin_shutdown.send(()).unwrap();
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-        loop {
-            let status = check(&mut client).await;
-            if status == Wire::NotServing as i32 {
-                break;
-            }
-            assert!(tokio::time::Instant::now() < deadline, "still {status}");
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        crate::testing::eventually(
+            "NOT_SERVING once shutdown begins",
+            std::time::Duration::from_secs(5),
+            || {
+                let mut client = client.clone();
+                async move { check(&mut client).await == Wire::NotServing as i32 }
+            },
+        )
+        .await;
         release_server.send(()).unwrap();
         server.await.unwrap().unwrap();
     }
@@ -238,25 +238,25 @@ mod tests {
         service: &str,
         want: Wire,
     ) {
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-        loop {
-            let status = client
-                .check(HealthCheckRequest {
-                    service: service.to_owned(),
-                })
-                .await
-                .expect("Health/Check answers")
-                .into_inner()
-                .status;
-            if status == want as i32 {
-                return;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{service:?} still {status}, want {want:?}"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+        crate::testing::eventually(
+            &format!("{service:?} is {want:?}"),
+            std::time::Duration::from_secs(5),
+            || {
+                let mut client = client.clone();
+                async move {
+                    let status = client
+                        .check(HealthCheckRequest {
+                            service: service.to_owned(),
+                        })
+                        .await
+                        .expect("Health/Check answers")
+                        .into_inner()
+                        .status;
+                    status == want as i32
+                }
+            },
+        )
+        .await;
     }
 
     /// The overall status follows the dependency probe both ways while
@@ -304,6 +304,7 @@ mod tests {
         until(&mut client, OVERALL, Wire::Serving).await;
         begin_shutdown.send(()).unwrap();
         until(&mut client, OVERALL, Wire::NotServing).await;
+        // Kept: probes passing without a change is the behaviour under test.
         tokio::time::sleep(PROBE_EVERY * 3).await;
         until(&mut client, OVERALL, Wire::NotServing).await;
         until(&mut client, LIVENESS, Wire::Serving).await;

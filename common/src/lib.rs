@@ -17,6 +17,8 @@ pub mod database;
 pub mod demo;
 pub mod embedded;
 pub mod error_reporting;
+#[cfg(any(test, feature = "testing"))]
+mod eventually;
 pub mod expiring;
 pub mod grants;
 pub mod grpc_health;

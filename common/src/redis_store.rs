@@ -377,16 +377,12 @@ mod tests {
         };
         let store = RedisStore::new(options(Some(&ca))).unwrap();
         let script = redis::Script::new("return 41 + tonumber(ARGV[1])");
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        let answer: i64 = loop {
-            match store.invoke(&script.arg(1)).await {
-                Ok(answer) => break answer,
-                Err(error) => {
-                    assert!(std::time::Instant::now() < deadline, "{error}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            }
-        };
+        let answer: i64 = crate::testing::eventually_some(
+            "the TLS server answers",
+            Duration::from_secs(10),
+            || async { store.invoke(&script.arg(1)).await.ok() },
+        )
+        .await;
         assert_eq!(answer, 42);
         store.verify_at_start().await.unwrap();
         assert!(store.ping().await);

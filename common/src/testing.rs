@@ -1,10 +1,16 @@
 //! Test support shared by every crate's test suites: fresh PostgreSQL databases
-//! on the machine's server, failing (not skipping) under `CI=true`, and the
-//! services' binaries run with only the configuration a test gives them.
+//! on the machine's server, failing (not skipping) under `CI=true`, the
+//! services' binaries run with only the configuration a test gives them, and
+//! the one way to wait for something outside the tokio clock (`eventually`).
 
 use std::time::Duration;
 
 use sqlx::{Connection, Executor, PgConnection};
+
+pub use crate::eventually::{
+    POLL_EVERY, eventually, eventually_blocking, eventually_every, eventually_some,
+    eventually_some_every,
+};
 
 /// The server tests create their databases on; `CHATAIGNE_TEST_POSTGRES_URL`
 /// overrides the default local trust-auth server.
@@ -297,9 +303,11 @@ impl RedisCluster {
             cluster.ports.push(port);
         }
         for port in cluster.ports.clone() {
-            eventually(&format!("redis-server on {port} answers"), || async move {
-                redis_cli(port, &["PING"]).is_some_and(|out| out.contains("PONG"))
-            })
+            eventually(
+                &format!("redis-server on {port} answers"),
+                Duration::from_secs(20),
+                || async move { redis_cli(port, &["PING"]).is_some_and(|out| out.contains("PONG")) },
+            )
             .await;
         }
         let nodes: Vec<String> = cluster
@@ -321,6 +329,7 @@ impl RedisCluster {
         for port in cluster.ports.clone() {
             eventually(
                 &format!("the cluster node on {port} serves every slot"),
+                Duration::from_secs(20),
                 || async move {
                     redis_cli(port, &["CLUSTER", "INFO"])
                         .is_some_and(|out| out.contains("cluster_state:ok"))
@@ -378,20 +387,4 @@ fn redis_cli(port: u16, args: &[&str]) -> Option<String> {
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
-}
-
-/// Polls `condition` every 50 ms until it holds, failing after 20 s.
-async fn eventually<F, Fut>(what: &str, mut condition: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !condition().await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{what}: not within 20 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }

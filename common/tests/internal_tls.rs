@@ -164,7 +164,8 @@ async fn a_certificate_replaced_on_disk_serves_the_next_connection() {
         !check(address, &trusting_new).await,
         "still the old certificate"
     );
-    // Rotation: the files are replaced in place (a renewed Secret).
+    // Rotation: the files are replaced in place (a renewed Secret), with a
+    // later modification time (kept: the stamps are what is watched).
     std::thread::sleep(Duration::from_millis(20));
     leaf(&dir, "server", "tool-service.internal", &new_ca);
     assert!(
@@ -196,6 +197,8 @@ async fn a_rotation_caught_half_written_is_loaded_once_complete() {
     // old one. The pair does not load; the old certificate keeps serving.
     let old_cert = std::fs::read(&cert_file).unwrap();
     let cert_stamp = std::fs::metadata(&cert_file).unwrap().modified().unwrap();
+    // Kept: the new key gets a later modification time (the stamps are what
+    // is watched).
     std::thread::sleep(Duration::from_millis(20));
     leaf(&dir, "server", "tool-service.internal", &new_ca);
     let new_cert = std::fs::read(&cert_file).unwrap();

@@ -92,18 +92,8 @@ pub fn start_embedded_with(
     (child, start)
 }
 
-/// Polls `probe` every 50 ms until it holds; panics after `limit`.
-pub async fn eventually<F, Fut>(what: &str, limit: Duration, mut probe: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + limit;
-    while !probe().await {
-        assert!(Instant::now() < deadline, "timed out waiting: {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+/// The shared wait for a condition outside the tokio clock.
+pub use chataigne_common::testing::eventually;
 
 /// POSTs one `tools/call` to `mcp_url`, waiting at most `limit`; returns
 /// status and body.

@@ -160,25 +160,28 @@ pub fn error_code(result: &serde_json::Value) -> Option<String> {
     })
 }
 
-/// Calls `attempt` while it answers `MCP_OPERATION_IN_PROGRESS`, up to 20
-/// times 250 ms apart; the first successful result, `None` when every
-/// attempt was in progress. Panics on any other error.
-pub async fn retry_while_in_progress<F, Fut>(mut attempt: F) -> Option<serde_json::Value>
+/// Calls `attempt` while it answers `MCP_OPERATION_IN_PROGRESS` (5 s
+/// bound); the first successful result. Panics on any other error, and
+/// with `what` when the operation is still in progress at the bound.
+pub async fn retry_while_in_progress<F, Fut>(what: &str, mut attempt: F) -> serde_json::Value
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = serde_json::Value>,
 {
-    for _ in 0..20 {
-        let result = attempt().await;
-        match error_code(&result).as_deref() {
-            None => return Some(result),
-            Some("MCP_OPERATION_IN_PROGRESS") => {
-                tokio::time::sleep(Duration::from_millis(250)).await;
+    // Each attempt is a tool call, counted against the caller's rate limits.
+    let every = Duration::from_millis(250);
+    chataigne_common::testing::eventually_some_every(what, Duration::from_secs(5), every, || {
+        let result = attempt();
+        async move {
+            let result = result.await;
+            match error_code(&result).as_deref() {
+                None => Some(result),
+                Some("MCP_OPERATION_IN_PROGRESS") => None,
+                Some(other) => panic!("unexpected {other}: {result}"),
             }
-            Some(other) => panic!("unexpected {other}: {result}"),
         }
-    }
-    None
+    })
+    .await
 }
 
 /// `meta.replayed` of a successful result.

@@ -7,6 +7,7 @@
 //! of the tool-service still waiting on that lock. Every typed RPC of the
 //! contracts, and `CallTool`, is taken through the same test over gRPC.
 
+use chataigne_common::testing::eventually;
 use chataigne_tests::envelope;
 use std::time::{Duration, Instant};
 
@@ -59,26 +60,17 @@ async fn waiting_on_a_lock(pool: &PgPool) -> i64 {
 
 /// Polls until `pool` shows a query waiting on a lock; panics after `limit`.
 async fn until_waiting(pool: &PgPool, limit: Duration) {
-    let started = Instant::now();
-    while waiting_on_a_lock(pool).await == 0 {
-        assert!(
-            started.elapsed() < limit,
-            "the tool-service's query never waited on the lock"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "the tool-service's query waits on the lock",
+        limit,
+        || async { waiting_on_a_lock(pool).await > 0 },
+    )
+    .await;
 }
 
-/// Polls until no query waits on a lock; the count left after `limit`.
-async fn until_nothing_waits(pool: &PgPool, limit: Duration) -> i64 {
-    let started = Instant::now();
-    loop {
-        let waiting = waiting_on_a_lock(pool).await;
-        if waiting == 0 || started.elapsed() >= limit {
-            return waiting;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+/// Polls until no query waits on a lock; panics with `what` after `limit`.
+async fn until_nothing_waits(pool: &PgPool, limit: Duration, what: &str) {
+    eventually(what, limit, || async { waiting_on_a_lock(pool).await == 0 }).await;
 }
 
 /// Locks `table` in an open transaction of its own; dropping or rolling back
@@ -133,11 +125,12 @@ async fn slow_analytics_times_out_at_its_deadline_and_the_query_is_cancelled() {
         "at the deadline, not when the lock goes: {elapsed:?}"
     );
     // The lock is still held: only a cancellation can have ended the wait.
-    let waiting = until_nothing_waits(&pool, MARGIN).await;
-    assert_eq!(
-        waiting, 0,
-        "the analytics query still waits on the lock after its deadline"
-    );
+    until_nothing_waits(
+        &pool,
+        MARGIN,
+        "the analytics query stops waiting on the lock after its deadline",
+    )
+    .await;
     held.rollback().await.expect("lock released");
 
     let again = sandbox
@@ -225,18 +218,15 @@ async fn slow_analytics_cannot_starve_reads_and_writes() {
     let meanwhile = async {
         // Four analytics calls wait on the lock, holding their four slots;
         // the twenty others are refused.
-        let started = Instant::now();
-        while waiting_on_a_lock(&pool).await < 4
-            || refused.load(std::sync::atomic::Ordering::SeqCst) < 20
-        {
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "{} waiting on the lock, {} refused",
-                waiting_on_a_lock(&pool).await,
-                refused.load(std::sync::atomic::Ordering::SeqCst)
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        eventually(
+            "four analytics calls wait on the lock and twenty are refused",
+            Duration::from_secs(20),
+            || async {
+                waiting_on_a_lock(&pool).await >= 4
+                    && refused.load(std::sync::atomic::Ordering::SeqCst) >= 20
+            },
+        )
+        .await;
         assert_eq!(
             waiting_on_a_lock(&pool).await,
             4,
@@ -331,24 +321,24 @@ async fn slow_write_is_outcome_unknown_at_its_deadline_cancelled_and_done_once_o
         elapsed < WRITE_DEADLINE + MARGIN,
         "at the deadline, not when the lock goes: {elapsed:?}"
     );
-    let waiting = until_nothing_waits(&pool, MARGIN).await;
-    assert_eq!(
-        waiting, 0,
-        "the write still waits on the lock after its deadline"
-    );
+    until_nothing_waits(
+        &pool,
+        MARGIN,
+        "the write stops waiting on the lock after its deadline",
+    )
+    .await;
     held.rollback().await.expect("lock released");
     assert_eq!(count().await, before, "the abandoned write left nothing");
 
     // The outcome was unknown to the caller: it retries with the same key.
-    let retried = retry_while_in_progress(|| {
+    let retried = retry_while_in_progress("the retry goes through", || {
         sandbox.call_tool(
             &token,
             "chataigne_conversation_message_send",
             arguments.clone(),
         )
     })
-    .await
-    .expect("the retry goes through");
+    .await;
     assert!(!replayed(&retried), "{retried}");
     let again = sandbox
         .call_tool(&token, "chataigne_conversation_message_send", arguments)
@@ -706,11 +696,12 @@ async fn every_typed_rpc_stops_at_its_deadline_and_its_statement_is_cancelled_in
             "{rpc} answers at its deadline, not when the lock goes: {elapsed:?}"
         );
         // The lock is still held: only a cancellation can end the wait.
-        let waiting = until_nothing_waits(&pool, MARGIN).await;
-        assert_eq!(
-            waiting, 0,
-            "{rpc} still waits on the lock after its deadline"
-        );
+        until_nothing_waits(
+            &pool,
+            MARGIN,
+            &format!("{rpc} stops waiting on the lock after its deadline"),
+        )
+        .await;
     }
     held.rollback().await.expect("lock released");
 

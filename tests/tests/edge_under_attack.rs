@@ -125,6 +125,7 @@ async fn normal_traffic(
                 if body["result"].is_object() && body["result"]["isError"] != true => {}
             other => errors.push(format!("{name}: {other:?}")),
         }
+        // Kept: the pace of normal traffic (a call every 10 ms), not a wait.
         tokio::time::sleep(Duration::from_millis(10).saturating_sub(sent.elapsed())).await;
     }
     (latencies, errors)

@@ -15,6 +15,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use chataigne_common::error_reporting::{self, SentryConfig};
+use chataigne_common::testing::eventually_some;
 use chataigne_tests::{Backend, Sandbox, demo};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -216,28 +217,23 @@ async fn errors_reach_sentry_with_their_request_id_and_no_canary_ever_does() {
     assert!(request_id.starts_with("req_"), "{request_id}");
 
     // The report arrives (delivery is asynchronous: flushed, then polled).
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let report = loop {
-        reporting.flush(Duration::from_secs(2));
-        let found = received
-            .all()
-            .into_iter()
-            .find_map(|(project, auth, body)| {
-                events(&body)
-                    .into_iter()
-                    .find(|event| event["tags"]["request_id"] == request_id.as_str())
-                    .map(|event| (project, auth, event))
-            });
-        if let Some(found) = found {
-            break found;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no report of {request_id}; received {:#?}",
-            received.all()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let report = eventually_some(
+        &format!("a report of {request_id}"),
+        Duration::from_secs(10),
+        || async {
+            reporting.flush(Duration::from_secs(2));
+            received
+                .all()
+                .into_iter()
+                .find_map(|(project, auth, body)| {
+                    events(&body)
+                        .into_iter()
+                        .find(|event| event["tags"]["request_id"] == request_id.as_str())
+                        .map(|event| (project, auth, event))
+                })
+        },
+    )
+    .await;
     let (project, auth, event) = report;
     assert_eq!(project, "4242");
     assert!(auth.contains("sentry_key=publickey"), "{auth}");

@@ -7,6 +7,7 @@
 //! progress, a gateway killed while its write waits in the database (the key
 //! is freed at once and the retry runs once), and a stalled Redis.
 
+use chataigne_common::testing::eventually;
 use chataigne_tests::envelope;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -407,6 +408,8 @@ async fn duplicate_of_a_running_write(backend: Backend) {
     let stall = Stall::hold(db).await;
     let first = call(&sandbox.mcp_url, &token, SEND, args.clone());
     let duplicates = async {
+        // Kept: the first call gives no sign, on either backend, of having
+        // reached the tool-service; the duplicates must come while it runs.
         tokio::time::sleep(Duration::from_millis(500)).await;
         let mut duplicates = Vec::new();
         for url in [&sandbox.mcp_url, &other_gateway] {
@@ -515,26 +518,27 @@ async fn gateway_crash_mid_write(backend: Backend) {
     });
     match db {
         Db::Postgres(url) => {
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while key_locks(url).await == 0 {
-                assert!(Instant::now() < deadline, "the write never took its key");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            eventually(
+                "the write takes its key",
+                Duration::from_secs(10),
+                || async { key_locks(url).await > 0 },
+            )
+            .await;
+            // Kept: the behaviour under test is that the write keeps waiting.
             tokio::time::sleep(Duration::from_millis(300)).await;
             assert_eq!(key_locks(url).await, 1, "the write waits, holding its key");
             doomed.crash();
-            let crashed = Instant::now();
-            while key_locks(url).await > 0 {
-                assert!(
-                    crashed.elapsed() < Duration::from_secs(2),
-                    "the key is still held {:?} after its caller died",
-                    crashed.elapsed()
-                );
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
+            eventually(
+                "the key is released after its caller died",
+                Duration::from_secs(2),
+                || async { key_locks(url).await == 0 },
+            )
+            .await;
         }
         Db::Sqlite(_) => {
             // The write is waiting for the write lock, its key in flight.
+            // Kept: SQLite shows no lock waiter to poll for, before the crash
+            // or after it.
             tokio::time::sleep(Duration::from_millis(800)).await;
             doomed.crash();
             tokio::time::sleep(Duration::from_millis(300)).await;
@@ -604,11 +608,10 @@ async fn a_stalled_redis_neither_slows_nor_doubles_writes() {
     assert_eq!(redis_ready().await, Some(true));
 
     proxy.set(Mode::Stall);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while redis_ready().await != Some(false) {
-        assert!(Instant::now() < deadline, "the stall is never noticed");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually("the stall is noticed", Duration::from_secs(15), || async {
+        redis_ready().await == Some(false)
+    })
+    .await;
     let mut took = Vec::new();
     for n in 0..4 {
         let args = json!({"conversation_id": conversation, "text": format!("Message {n} pendant la panne."),
@@ -651,9 +654,10 @@ async fn a_stalled_redis_neither_slows_nor_doubles_writes() {
         );
     }
     let settled = Instant::now();
-    let replay = retry_while_in_progress(|| call(&sandbox.mcp_url, &token, SEND, burst.clone()))
-        .await
-        .expect("the burst's key settles");
+    let replay = retry_while_in_progress("the burst's key settles", || {
+        call(&sandbox.mcp_url, &token, SEND, burst.clone())
+    })
+    .await;
     assert!(replayed(&replay), "{replay}");
     assert!(
         settled.elapsed() < Duration::from_secs(2),
@@ -663,11 +667,10 @@ async fn a_stalled_redis_neither_slows_nor_doubles_writes() {
     assert_eq!(db.staff_messages(&conversation).await, before + 5);
 
     proxy.set(Mode::Forward);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while redis_ready().await != Some(true) {
-        assert!(Instant::now() < deadline, "Redis is never used again");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually("Redis is used again", Duration::from_secs(10), || async {
+        redis_ready().await == Some(true)
+    })
+    .await;
     let replay = call(&sandbox.mcp_url, &token, SEND, burst).await;
     assert!(replayed(&replay), "{replay}");
     assert_eq!(db.staff_messages(&conversation).await, before + 5);
@@ -843,15 +846,17 @@ async fn embedded_write_past_its_deadline_is_unknown_then_happens_once() {
             && elapsed < deadline + Duration::from_secs(5),
         "answered at the deadline: {elapsed:?}"
     );
-    // Still locked out: the abandoned attempt wrote nothing.
+    // Still locked out: the abandoned attempt wrote nothing (kept: time
+    // passing without an effect is the behaviour under test).
     tokio::time::sleep(Duration::from_millis(500)).await;
     writer.commit().await.expect("write lock released");
     pool.close().await;
     assert_eq!(db.staff_messages(&conversation).await, before);
 
-    let retried = retry_while_in_progress(|| call(&sandbox.mcp_url, &token, SEND, args.clone()))
-        .await
-        .expect("the retry goes through once the lock is free");
+    let retried = retry_while_in_progress("the retry goes through once the lock is free", || {
+        call(&sandbox.mcp_url, &token, SEND, args.clone())
+    })
+    .await;
     assert!(
         !replayed(&retried),
         "the first attempt left no record: {retried}"
@@ -896,6 +901,7 @@ async fn embedded_keys_replay_until_they_expire() {
     assert!(replayed(&replay), "within its time to live: {replay}");
     assert_eq!(db.staff_messages(&conversation).await, before + 1);
 
+    // Kept: the record's time to live (1 s) passing is the behaviour under test.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     let mut other = args.clone();
     other["text"] = json!("À bientôt !");

@@ -8,10 +8,11 @@
 //! without its key, or an unreadable file, stops the start naming them.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chataigne::StackConfig;
 use chataigne_common::balance::{self, Balanced};
+use chataigne_common::testing::eventually;
 use chataigne_common::tls::{ClientTls, ServerTls};
 use chataigne_proto::tools::v1::{ListOrdersRequest, Page, restaurant_client::RestaurantClient};
 use chataigne_tests::certs::{Authority, Leaf};
@@ -229,17 +230,12 @@ async fn a_certificate_replaced_on_disk_is_presented_to_new_connections_without_
     let renewed = next.leaf(&pki.dir.0, "tools", &["127.0.0.1", "tool-service.internal"]);
     assert_ne!(renewed.der, pki.tools.der);
     // Files are looked at again every few seconds; generous bound.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if presented(&url, &client).await == Some(renewed.der.clone()) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the renewed certificate is presented within 30 s"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    eventually(
+        "the renewed certificate is presented",
+        Duration::from_secs(30),
+        || async { presented(&url, &client).await == Some(renewed.der.clone()) },
+    )
+    .await;
     // The same process still serves tool calls end to end.
     let manager = sandbox.token(demo::USER_MANAGER).await;
     let result = sandbox

@@ -425,6 +425,14 @@ async fn each_service_counts_calls_and_refusals_under_bounded_labels() {
         1.0
     );
     assert!(count(&tools, "chataigne_tools_db_pool_max_connections", &[]) >= 1.0);
+    // The gateway's catalogue fetches, timed like every RPC.
+    assert!(
+        count(
+            &tools,
+            "chataigne_tools_catalog_listing_duration_seconds_count",
+            &[("outcome", "ok")]
+        ) >= 1.0
+    );
 
     // Public HTTP requests by method, route template and status (the
     // allowlist's refusals are counted by their own counter, before it).

@@ -9,6 +9,11 @@
 //! anything else. How fast is measured by the benchmarks, not here: the
 //! time bounds below only tell a call that waited from one that did not.
 
+use chataigne_common::testing::{eventually, eventually_every, eventually_some_every};
+
+/// How often a probe that calls a tool asks again (each call counts
+/// against the caller's rate limits).
+const CALLS_EVERY: Duration = Duration::from_millis(250);
 use chataigne_tests::envelope;
 use std::time::{Duration, Instant};
 
@@ -79,7 +84,7 @@ async fn redis_down_fails_open_without_double_effects_and_recovers() {
     // Failing open, the replica still serves every call: ready, degraded
     // (never taken out of its Service), and the degraded gauge says so.
     let metrics_url = format!("{}/metrics", sandbox.gateway_internal_url);
-    eventually(RECOVERY, "the degraded gauge turns 1", || async {
+    eventually("the degraded gauge turns 1", RECOVERY, || async {
         scrape(&metrics_url)
             .await
             .contains("chataigne_gateway_degraded{reason=\"rate_limit_store\"} 1")
@@ -93,21 +98,21 @@ async fn redis_down_fails_open_without_double_effects_and_recovers() {
     proxy.set(Mode::Forward);
     let args = json!({"conversation_id": conversation, "text": "Bonne soirée.",
                       "idempotency_key": "redis-back-0002"});
-    let mut counted = 0;
-    for _ in 0..20 {
-        let result = sandbox.call_tool(&token, SEND, args.clone()).await;
-        assert_eq!(error_code(&result), None, "{result}");
-        // The rate limits count in Redis again (the gateway keeps no
-        // idempotency entries: the tool-service's record answers retries).
-        counted = chataigne_tests::stores::delete_keys(&prefix, "rl").await;
-        if counted > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    assert!(counted > 0, "Redis is used again without a restart");
+    eventually_every(
+        "Redis is used again without a restart",
+        Duration::from_secs(5),
+        CALLS_EVERY,
+        || async {
+            let result = sandbox.call_tool(&token, SEND, args.clone()).await;
+            assert_eq!(error_code(&result), None, "{result}");
+            // The rate limits count in Redis again (the gateway keeps no
+            // idempotency entries: the tool-service's record answers retries).
+            chataigne_tests::stores::delete_keys(&prefix, "rl").await > 0
+        },
+    )
+    .await;
     assert_eq!(staff_messages(&db, &conversation).await, before + 2);
-    eventually(RECOVERY, "ready again, not degraded", || async {
+    eventually("ready again, not degraded", RECOVERY, || async {
         let (status, body) = readiness(&sandbox).await;
         status == 200 && body["status"] == "ready"
     })
@@ -144,7 +149,7 @@ async fn with_limits_failing_closed_redis_down_makes_the_gateway_unready_and_ref
     assert_eq!(readiness(&sandbox).await.0, 200);
 
     proxy.set(Mode::Cut);
-    eventually(RECOVERY, "not ready once Redis is known down", || async {
+    eventually("not ready once Redis is known down", RECOVERY, || async {
         let (status, body) = readiness(&sandbox).await;
         status == 503 && body["status"] == "not_ready" && body["redis"] == false
     })
@@ -175,7 +180,7 @@ async fn with_limits_failing_closed_redis_down_makes_the_gateway_unready_and_ref
     );
 
     proxy.set(Mode::Forward);
-    eventually(RECOVERY, "ready again once Redis answers", || async {
+    eventually("ready again once Redis answers", RECOVERY, || async {
         readiness(&sandbox).await.0 == 200
     })
     .await;
@@ -256,16 +261,16 @@ async fn postgres_stalled_or_down_gives_deadlines_and_dependency_errors_then_rec
     );
 
     proxy.set(Mode::Forward);
-    let mut recovered = None;
-    for _ in 0..40 {
-        let result = sandbox.call_tool(&token, SEND, args.clone()).await;
-        if error_code(&result).is_none() {
-            recovered = Some(result);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    let recovered = recovered.expect("the database is used again without a restart");
+    let recovered = eventually_some_every(
+        "the database is used again without a restart",
+        Duration::from_secs(10),
+        CALLS_EVERY,
+        || async {
+            let result = sandbox.call_tool(&token, SEND, args.clone()).await;
+            error_code(&result).is_none().then_some(result)
+        },
+    )
+    .await;
     // The stalled write was stopped downstream: the retry did the effect once.
     assert_eq!(
         staff_messages(&db, &conversation).await,
@@ -315,6 +320,8 @@ async fn auth_and_tool_service_outages_are_dependency_errors_and_recover() {
     assert_eq!(status, 200, "the auth-service is used again");
 
     tools.set(Mode::Cut);
+    // The behaviour under test: the catalogue's TTL (1 s) passes on the
+    // gateway's own clock while the tool-service is cut.
     tokio::time::sleep(Duration::from_millis(1_100)).await;
     let started = Instant::now();
     let (status, body) = list(url.clone(), token.clone()).await;
@@ -326,16 +333,16 @@ async fn auth_and_tool_service_outages_are_dependency_errors_and_recover() {
     );
     assert!(started.elapsed() < DEADLINE, "refused, not waited on");
     tools.set(Mode::Forward);
-    let mut ok = false;
-    for _ in 0..20 {
-        let (_, body) = list(url.clone(), token.clone()).await;
-        if error_code(&body["result"]).is_none() {
-            ok = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    assert!(ok, "the tool-service is used again without a restart");
+    eventually_every(
+        "the tool-service is used again without a restart",
+        Duration::from_secs(5),
+        CALLS_EVERY,
+        || async {
+            let (_, body) = list(url.clone(), token.clone()).await;
+            error_code(&body["result"]).is_none()
+        },
+    )
+    .await;
 
     // Hung (connections open, nothing answered): once the breaker has seen
     // it, refused at once with the request's id, until it answers again.
@@ -479,16 +486,14 @@ where
     Fut: std::future::Future<Output = T>,
     T: std::fmt::Debug,
 {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    let down = &down;
+    let every = Duration::from_millis(50);
+    eventually_every("calls fail fast", Duration::from_secs(20), every, || {
         let started = Instant::now();
-        let answer = call().await;
-        if down(&answer) && started.elapsed() < FAST {
-            break;
-        }
-        assert!(Instant::now() < deadline, "never failed fast: {answer:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        let answer = call();
+        async move { down(&answer.await) && started.elapsed() < FAST }
+    })
+    .await;
     let mut took = Vec::new();
     for _ in 0..5 {
         let started = Instant::now();
@@ -499,34 +504,21 @@ where
     took
 }
 
-/// Calls `call` every 20 ms until it succeeds (10 s bound).
+/// Calls `call` until it succeeds (10 s bound).
 async fn until_served<F, Fut>(mut call: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = (u16, Value)>,
 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (status, body) = call().await;
-        if status == 200 && body["result"].is_object() && error_code(&body["result"]).is_none() {
-            return;
+    let every = Duration::from_millis(20);
+    eventually_every("served again", Duration::from_secs(10), every, || {
+        let answer = call();
+        async move {
+            let (status, body) = answer.await;
+            status == 200 && body["result"].is_object() && error_code(&body["result"]).is_none()
         }
-        assert!(Instant::now() < deadline, "never served again: {body}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Polls `check` every 50 ms until it holds (`within` bound).
-async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + within;
-    while !check().await {
-        assert!(Instant::now() < deadline, "{what}: not within {within:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await;
 }
 
 /// The overall `grpc.health.v1` status of the backend at `url`.
@@ -625,16 +617,16 @@ async fn postgres_known_down(outage: Mode) {
 
     proxy.set(outage);
     eventually(
-        Duration::from_secs(10),
         "the tool-service reports its database down",
+        Duration::from_secs(10),
         || async {
             overall_health(&sandbox.tools_grpc_url).await == Some(ServingStatus::NotServing as i32)
         },
     )
     .await;
     eventually(
-        Duration::from_secs(10),
         "the gateway reports the tool-service unready",
+        Duration::from_secs(10),
         || async {
             let (status, body) = readiness(&sandbox).await;
             status == 503 && body["tool_service"] == false && body["auth_service"] == true
@@ -644,8 +636,8 @@ async fn postgres_known_down(outage: Mode) {
     // The breaker opens at its second failed probe, soon after.
     let gateway_metrics = format!("{}/metrics", sandbox.gateway_internal_url);
     eventually(
-        Duration::from_secs(5),
         "the gauges show the tool-service down and the auth-service up",
+        Duration::from_secs(5),
         || async {
             let scraped = scrape(&gateway_metrics).await;
             scraped.contains("chataigne_gateway_dependency_up{dependency=\"tool_service\"} 0")
@@ -725,7 +717,8 @@ async fn postgres_known_down(outage: Mode) {
     }
     assert!(median(took.clone()) < FAST, "{took:?}");
 
-    // Past the catalogue's TTL, the write tools are still listed.
+    // Past the catalogue's TTL, the write tools are still listed (the
+    // behaviour under test: the TTL passing on the gateway's own clock).
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     assert!(
         listed(&sandbox, &token).await.iter().any(|t| t == SEND),
@@ -751,7 +744,7 @@ async fn postgres_known_down(outage: Mode) {
         "refreshed {:?} after the database returned",
         back.elapsed()
     );
-    eventually(Duration::from_secs(2), "ready again", || async {
+    eventually("ready again", Duration::from_secs(2), || async {
         readiness(&sandbox).await.0 == 200
     })
     .await;
@@ -836,16 +829,17 @@ async fn until_ok(
     name: &str,
     arguments: serde_json::Value,
 ) -> serde_json::Value {
-    let mut last = serde_json::Value::Null;
-    for _ in 0..60 {
-        let (status, body) = call_at(url, token, name, arguments.clone()).await;
-        if status == 200 && body["result"].is_object() && error_code(&body["result"]).is_none() {
-            return body["result"].clone();
-        }
-        last = body;
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    panic!("{name} never succeeded again: {last}");
+    eventually_some_every(
+        &format!("{name} succeeds again"),
+        Duration::from_secs(15),
+        CALLS_EVERY,
+        || async {
+            let (status, body) = call_at(url, token, name, arguments.clone()).await;
+            (status == 200 && body["result"].is_object() && error_code(&body["result"]).is_none())
+                .then(|| body["result"].clone())
+        },
+    )
+    .await
 }
 
 /// The tool-service really stopped (its `serve` shut down, its port closed)
@@ -1026,8 +1020,8 @@ async fn auth_database_down_is_reported_and_refused_at_once_then_recovers() {
 
     proxy.set(Mode::Cut);
     eventually(
-        Duration::from_secs(10),
         "the auth-service reports its database down",
+        Duration::from_secs(10),
         || async {
             overall_health(&sandbox.auth_grpc_url).await == Some(ServingStatus::NotServing as i32)
         },
@@ -1050,8 +1044,8 @@ async fn auth_database_down_is_reported_and_refused_at_once_then_recovers() {
     };
     assert_eq!(liveness.await, ServingStatus::Serving as i32);
     eventually(
-        Duration::from_secs(10),
         "the gateway reports the auth-service unready",
+        Duration::from_secs(10),
         || async {
             let (status, body) = readiness(&sandbox).await;
             status == 503 && body["auth_service"] == false
@@ -1118,7 +1112,11 @@ async fn a_hung_auth_service_fails_typed_callers_at_once_then_recovers() {
     assert!(scrape(metrics_url).await.contains(&gauge(0)));
 
     auth.set(Mode::Forward);
-    eventually(RECOVERY, "served again", || async { list().await.is_ok() }).await;
+    let every = Duration::from_millis(50);
+    eventually_every("served again", RECOVERY, every, || async {
+        list().await.is_ok()
+    })
+    .await;
     assert!(scrape(metrics_url).await.contains(&gauge(1)));
     second.stop.cancel();
     sandbox.shutdown().await;

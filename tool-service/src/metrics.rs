@@ -1,12 +1,13 @@
 //! The tool-service's Prometheus metrics: build info and process metrics,
 //! latency of every tool call by
 //! tool, surface (`mcp` for `ToolCatalog.CallTool`, `grpc` for the typed
-//! RPC) and outcome code; dependency errors (auth-service, database); the
+//! RPC) and outcome code; latency of the catalogue listing by outcome code;
+//! dependency errors (auth-service, database); the
 //! database pool and the process's ES256 operations read at scrape time. The same layer writes the one log line
-//! of each typed RPC.
+//! of each typed RPC and of each listing.
 //!
 //! A tower layer on the gRPC server times the typed RPCs (the tool is found
-//! from the RPC path in the catalogue) and makes the instance's metrics
+//! from the RPC path in the catalogue) and the catalogue listing, and makes the instance's metrics
 //! reachable, for the duration of each call, to the two places that know
 //! more than the path: `CallTool` (the tool name and its outcome) and the one
 //! mapping of domain errors (which dependency failed). Outside a call those
@@ -21,7 +22,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use chataigne_common::codes::decode_status;
 use chataigne_common::metrics::prometheus::{self, HistogramVec, IntCounterVec};
 use chataigne_common::metrics::{self, Exposition, PoolGauges, PoolStats, Registry};
 
@@ -31,9 +31,15 @@ use crate::tools::CatalogEntry;
 /// Label of a tool name that is not in the catalogue.
 pub const UNKNOWN_TOOL: &str = "unknown";
 
+/// The path of the catalogue listing, measured by the layer beside the
+/// typed RPCs.
+pub const LIST_TOOLS: &str = "/chataigne.tools.v1.ToolCatalog/ListTools";
+
 pub struct ToolMetrics {
     registry: Registry,
     calls: HistogramVec,
+    /// `ToolCatalog.ListTools` by outcome code.
+    listings: HistogramVec,
     dependency_errors: IntCounterVec,
     /// 1 while the dependency answers its health probe, 0 while it does not.
     dependency_up: prometheus::IntGaugeVec,
@@ -60,6 +66,12 @@ impl ToolMetrics {
                 "chataigne_tools_tool_call_duration_seconds",
                 "Tool calls by tool, surface (mcp: CallTool, grpc: typed RPC) and outcome code.",
                 &["tool", "surface", "outcome"],
+            )?,
+            listings: metrics::histogram(
+                &registry,
+                "chataigne_tools_catalog_listing_duration_seconds",
+                "Catalogue listings (ToolCatalog.ListTools) by outcome code.",
+                &["outcome"],
             )?,
             dependency_errors: metrics::counter_vec(
                 &registry,
@@ -141,12 +153,12 @@ pub fn dependency_failed(dependency: Dependency) {
 }
 
 /// The outcome code of a unary gRPC response: `ok`, or the error-table code
-/// of the trailers-only error status in its headers.
+/// of the trailers-only error status in its headers (a domain code by its own name).
 fn outcome(headers: &http::HeaderMap) -> &'static str {
     match tonic::Status::from_header_map(headers) {
         None => "ok",
         Some(status) if status.code() == tonic::Code::Ok => "ok",
-        Some(status) => decode_status(&status).code.as_str(),
+        Some(status) => crate::grpc::domain_codes::label(&status),
     }
 }
 
@@ -188,7 +200,9 @@ where
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
         let started = Instant::now();
-        let tool = self.metrics.typed.get(request.uri().path()).copied();
+        let path = request.uri().path();
+        let tool = self.metrics.typed.get(path).copied();
+        let listing = path == LIST_TOOLS;
         let metrics = self.metrics.clone();
         let call = CURRENT.sync_scope(metrics.clone(), || self.inner.call(request));
         Box::pin(async move {
@@ -196,6 +210,20 @@ where
             if let Ok(response) = &response {
                 // On the RPC's span (entered while this future runs).
                 chataigne_common::trace_context::record_outcome(outcome(response.headers()));
+            }
+            if let (true, Ok(response)) = (listing, &response) {
+                let took = started.elapsed();
+                let outcome = outcome(response.headers());
+                metrics
+                    .listings
+                    .with_label_values(&[outcome])
+                    .observe(took.as_secs_f64());
+                tracing::info!(
+                    surface = "mcp",
+                    outcome,
+                    latency_ms = took.as_millis() as u64,
+                    "catalogue listed"
+                );
             }
             if let (Some(tool), Ok(response)) = (tool, &response) {
                 let took = started.elapsed();

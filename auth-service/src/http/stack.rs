@@ -290,7 +290,7 @@ mod tests {
         assert!(text(response).await.contains("invalid_request"));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn slow_requests_end_503_and_over_the_limit_others_are_refused_at_once() {
         let app = app();
         let slow = tokio::spawn(

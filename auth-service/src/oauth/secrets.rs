@@ -6,7 +6,6 @@ use aws_lc_rs::digest::{SHA256, digest};
 use aws_lc_rs::rand::{SecureRandom, SystemRandom};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use subtle::ConstantTimeEq;
 
 use crate::error::AuthError;
 
@@ -27,7 +26,7 @@ pub fn hash(secret: &str) -> String {
 
 /// Constant-time equality of two strings.
 pub fn equal(a: &str, b: &str) -> bool {
-    a.as_bytes().ct_eq(b.as_bytes()).into()
+    aws_lc_rs::constant_time::verify_slices_are_equal(a.as_bytes(), b.as_bytes()).is_ok()
 }
 
 /// Whether `candidate` hashes to `stored` (constant time).

@@ -173,16 +173,10 @@ async fn the_served_app_cleans_up_periodically() {
         .await
         .expect("SQLite is always available");
     h.execute(fixtures(now_ms())).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let ids = left(&h).await;
-        if ids == kept() {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "expired rows still there after a minute: {ids:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    chataigne_common::testing::eventually(
+        "the expired rows cleaned up",
+        Duration::from_secs(60),
+        || async { left(&h).await == kept() },
+    )
+    .await;
 }

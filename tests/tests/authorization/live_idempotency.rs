@@ -182,6 +182,8 @@ async fn scenario(backend: Backend) {
         let running = running.clone();
         tokio::spawn(async move { call_at(&url, &token, SEND, running).await })
     };
+    // Kept: the running write gives no sign, on either backend, of having
+    // reached the tool-service; the duplicate must come while it runs.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let duplicate = call(&sandbox, &token, &running).await;
     assert_eq!(

@@ -155,14 +155,13 @@ impl Cdp {
 
     /// Waits until `expression` is true in the page.
     async fn wait_for(&mut self, expression: &str) {
-        for _ in 0..100 {
-            if self.eval(expression).await == Value::Bool(true) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let page = self.eval("document.documentElement.outerHTML").await;
-        panic!("timed out waiting for {expression}: {page}");
+        let page = tokio::sync::Mutex::new(self);
+        chataigne_common::testing::eventually(
+            &format!("{expression} in the page"),
+            Duration::from_secs(10),
+            || async { page.lock().await.eval(expression).await == Value::Bool(true) },
+        )
+        .await;
     }
 }
 

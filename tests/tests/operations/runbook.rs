@@ -157,17 +157,10 @@ async fn the_runbook_script_goes_from_empty_databases_to_tool_calls() {
     assert!(out.contains("runbook complete"), "{out}");
     // The script stops what it started: no service still listens.
     for port in ports {
-        let mut freed = false;
-        for _ in 0..50 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-                freed = true;
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        assert!(
-            freed,
-            "a service still listens on port {port} after the script"
+        chataigne_common::testing::eventually_blocking(
+            &format!("nothing listens on port {port} after the script"),
+            std::time::Duration::from_secs(5),
+            || std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
         );
     }
     let organization = out

@@ -47,7 +47,8 @@ async fn the_tool_service_waits_for_a_database_that_comes_up_late_then_serves() 
     let building = tokio::spawn(async move { chataigne_tools::ToolService::build(&config).await });
 
     // Longer than one connect timeout and several attempts: without retries
-    // the build would have failed by now.
+    // the build would have failed by now (kept: the time passing is the
+    // behaviour under test).
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     assert!(
         !building.is_finished(),

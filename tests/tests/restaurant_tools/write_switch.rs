@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use chataigne_common::ErrorCode;
 use chataigne_common::codes::decode_status;
+use chataigne_common::testing::eventually_every;
 use chataigne_proto::tools::v1::{
     GetLocationStatusRequest, IntakeStatus, UpdateLocationStatusRequest,
     locations_client::LocationsClient,
@@ -250,9 +251,14 @@ async fn write_switch(backend: Backend) {
     );
 
     // Once the catalogue is fetched again, tools/list hides every write tool.
-    tokio::time::sleep(after_catalog_ttl()).await;
-    let (reads_off, writes_off) = listed(&sandbox, &token).await;
-    assert!(writes_off.is_empty(), "write tools listed: {writes_off:?}");
+    eventually_every(
+        "tools/list hides every write tool",
+        after_catalog_ttl() * 2,
+        Duration::from_millis(100),
+        || async { listed(&sandbox, &token).await.1.is_empty() },
+    )
+    .await;
+    let (reads_off, _) = listed(&sandbox, &token).await;
     assert_eq!(reads_off, reads, "read tools stay listed");
 
     // Enabled again: the next write works on both paths, without waiting
@@ -268,9 +274,13 @@ async fn write_switch(backend: Backend) {
         .await
         .expect("typed write allowed again");
     assert_eq!(intake(&sandbox, &token, demo::LOC_LYON).await, lyon);
-    tokio::time::sleep(after_catalog_ttl()).await;
-    let (_, writes_on) = listed(&sandbox, &token).await;
-    assert_eq!(writes_on, writes, "write tools listed again");
+    eventually_every(
+        "write tools listed again",
+        after_catalog_ttl() * 2,
+        Duration::from_millis(100),
+        || async { listed(&sandbox, &token).await.1 == writes },
+    )
+    .await;
 
     sandbox.shutdown().await;
 }

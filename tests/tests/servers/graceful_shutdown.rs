@@ -85,6 +85,7 @@ async fn an_in_flight_call_finishes_while_the_stack_shuts_down() {
     })
     .await;
     assert!(!in_flight.is_finished(), "the call still waits on the lock");
+    // Kept: the call waiting on through the shutdown is the behaviour under test.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let release = async {
         sqlx::raw_sql("ROLLBACK")

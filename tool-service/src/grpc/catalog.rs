@@ -1,6 +1,9 @@
 //! `ToolCatalog`: lists the catalogue with its schemas and policy (and the
 //! operator's write switch), and calls a tool with JSON arguments for the
-//! gateway.
+//! gateway. Both run through the runner: the call with the caller's
+//! credential, the listing as its one public RPC (the same catalogue for
+//! every caller, no credential read) with the same deadline, admission and
+//! error mapping.
 
 use std::time::{Duration, Instant};
 
@@ -13,11 +16,19 @@ use super::{deadline, runner};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale};
 use crate::store::Store;
+use crate::tools::deadline as tools_deadline;
 use crate::tools::{CallContext, CallSite, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools};
 
 /// Longest wait for the write switch while listing the catalogue: a stalled
 /// database must not hold up `tools/list`.
 const SWITCH_READ_BOUND: Duration = Duration::from_millis(500);
+
+/// How long the listing waits for the write switch: [`SWITCH_READ_BOUND`],
+/// and at most half of what remains of the caller's deadline, so that the
+/// catalogue is still answered in time when the switch is not.
+fn switch_read_bound(remaining: Option<Duration>) -> Duration {
+    remaining.map_or(SWITCH_READ_BOUND, |left| SWITCH_READ_BOUND.min(left / 2))
+}
 
 pub struct CatalogService<S, A> {
     tools: Tools<S, A>,
@@ -69,31 +80,40 @@ fn descriptor(entry: &CatalogEntry) -> pb::ToolDescriptor {
 impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogService<S, A> {
     async fn list_tools(
         &self,
-        _request: Request<pb::ListToolsRequest>,
+        request: Request<pb::ListToolsRequest>,
     ) -> Result<Response<pb::ListToolsResponse>, Status> {
-        // The catalogue itself needs no database: when the switch cannot be
-        // read in time, the listing is still served with the switch reported
-        // unknown (the caller keeps the state it last knew; each write call
-        // reads the switch again and fails on its own).
-        let (writes_enabled, writes_switch_unknown) =
-            match tokio::time::timeout(SWITCH_READ_BOUND, self.tools.writes_enabled()).await {
-                Ok(Ok(enabled)) => (enabled, false),
-                Ok(Err(error)) => {
-                    tracing::warn!(%error, "write switch unreadable; listed as unknown");
-                    (false, true)
-                }
-                Err(_) => {
-                    tracing::warn!("write switch read timed out; listed as unknown");
-                    (false, true)
-                }
-            };
-        Ok(Response::new(pb::ListToolsResponse {
-            tools: self.descriptors.clone(),
-            writes_enabled,
-            writes_switch_unknown,
-            instructions: crate::tools::INSTRUCTIONS.to_owned(),
-            error_codes: super::domain_codes::descriptors(),
-        }))
+        let timeout = deadline::of(&request);
+        let tools = &self.tools;
+        let listed = runner::public(tools, timeout, DeadlineClass::Read, || async {
+            // The catalogue itself needs no database: when the switch cannot
+            // be read in time, the listing is still served with the switch
+            // reported unknown (the caller keeps the state it last knew; each
+            // write call reads the switch again and fails on its own).
+            let bound = switch_read_bound(tools_deadline::remaining());
+            let (writes_enabled, writes_switch_unknown) =
+                match tokio::time::timeout(bound, tools.writes_enabled()).await {
+                    Ok(Ok(enabled)) => (enabled, false),
+                    Ok(Err(error)) => {
+                        tracing::warn!(%error, "write switch unreadable; listed as unknown");
+                        (false, true)
+                    }
+                    Err(_) => {
+                        tracing::warn!("write switch read timed out; listed as unknown");
+                        (false, true)
+                    }
+                };
+            Ok(pb::ListToolsResponse {
+                tools: self.descriptors.clone(),
+                writes_enabled,
+                writes_switch_unknown,
+                instructions: crate::tools::INSTRUCTIONS.to_owned(),
+                error_codes: super::domain_codes::descriptors(),
+            })
+        })
+        .await;
+        listed
+            .map(Response::new)
+            .map_err(|error| to_status_at(error, ToolKind::Read, None))
     }
 
     async fn call_tool(
@@ -110,9 +130,12 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         let class = spec.map_or(DeadlineClass::Read, |spec| spec.deadline);
         let locale = Locale::parse(&call.locale);
         let now_ms = chrono::Utc::now().timestamp_millis();
-        let arguments: Option<serde_json::Value> = serde_json::from_str(&call.arguments_json).ok();
+        // The one parse of the arguments on this hop: validated, read into
+        // the tool's input and named in error messages from this value.
+        let mut arguments: Option<serde_json::Value> =
+            serde_json::from_str(&call.arguments_json).ok();
         let tools = &self.tools;
-        let (name, given) = (&call.name, &arguments);
+        let (name, given) = (&call.name, &mut arguments);
         let work = |credential| async move {
             let ctx = CallContext {
                 credential,
@@ -120,11 +143,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
                 now_ms,
             };
             match given {
-                Some(arguments) => {
-                    tools
-                        .call_past_the_switch(name, arguments.clone(), &ctx)
-                        .await
-                }
+                Some(arguments) => tools.call_past_the_switch(name, arguments, &ctx).await,
                 None => Err(DomainError::invalid("", "the arguments are not valid JSON")),
             }
         };
@@ -158,5 +177,23 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
             "tool call"
         );
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_switch_is_waited_for_within_half_of_the_deadline_left() {
+        assert_eq!(switch_read_bound(None), SWITCH_READ_BOUND);
+        assert_eq!(
+            switch_read_bound(Some(Duration::from_secs(5))),
+            SWITCH_READ_BOUND
+        );
+        assert_eq!(
+            switch_read_bound(Some(Duration::from_millis(300))),
+            Duration::from_millis(150)
+        );
     }
 }

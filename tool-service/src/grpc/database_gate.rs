@@ -14,11 +14,11 @@ use std::task::{Context, Poll};
 use chataigne_common::ErrorCode;
 
 use crate::domain::Dependency;
+// The one tool-service RPC that needs no database.
+use crate::metrics::LIST_TOOLS;
 
 /// Path prefix of the tool-service's own RPCs.
 const TOOL_RPCS: &str = "/chataigne.tools.v1.";
-/// The one tool-service RPC that needs no database.
-const LIST_TOOLS: &str = "/chataigne.tools.v1.ToolCatalog/ListTools";
 
 /// Whether the database answered the health probe last (shared with it).
 #[derive(Clone, Debug)]

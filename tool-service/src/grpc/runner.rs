@@ -1,10 +1,12 @@
 //! The one way every RPC of the tool-service runs: the caller's deadline
 //! (down to the database statement timeout), the admission of the caller's
 //! credential (a principal assertion is verified and accepted once, see
-//! `access`), the operator's write switch for writes and the error class of
-//! the RPC's kind, so that no RPC can forget them; for typed RPCs also the
-//! required fields (before any authorization) and statuses worded for gRPC
-//! callers.
+//! `access`), a slot of the RPC's deadline class, the operator's write
+//! switch for writes and the error class of the RPC's kind, so that no RPC
+//! can forget them; for typed RPCs also the required fields (before any
+//! authorization) and statuses worded for gRPC callers. The catalogue
+//! listing, the same for every caller, runs the same path as an explicit
+//! public RPC ([`public`]): no credential is read, nothing else is skipped.
 
 use std::future::Future;
 use std::time::Duration;
@@ -39,13 +41,55 @@ where
     W: FnOnce(Credential) -> F,
     F: Future<Output = Result<T, DomainError>>,
 {
+    admitted(
+        tools,
+        timeout,
+        (kind, class),
+        tools.access.admit(presented),
+        work,
+    )
+    .await
+}
+
+/// [`bounded`] for the one RPC whose answer is the same for every caller,
+/// the catalogue listing: no credential is read or admitted (it names no
+/// principal and decides nothing on one), and everything else is the same
+/// path: the caller's deadline, a slot of its `class`, the error mapping of
+/// the caller, the metrics and the log line of the layer.
+pub(super) async fn public<S: Store, A: Access, T, W, F>(
+    tools: &Tools<S, A>,
+    timeout: Option<Duration>,
+    class: DeadlineClass,
+    work: W,
+) -> Result<T, DomainError>
+where
+    W: FnOnce() -> F,
+    F: Future<Output = Result<T, DomainError>>,
+{
+    let anyone = async { Ok(()) };
+    admitted(tools, timeout, (ToolKind::Read, class), anyone, |()| work()).await
+}
+
+/// The one sequence of every RPC: within `timeout`, the caller `admission`,
+/// a slot of `class`, the write switch when `kind` writes, then `work`.
+async fn admitted<S: Store, A: Access, C, T, W, F>(
+    tools: &Tools<S, A>,
+    timeout: Option<Duration>,
+    (kind, class): (ToolKind, DeadlineClass),
+    admission: impl Future<Output = Result<C, DomainError>>,
+    work: W,
+) -> Result<T, DomainError>
+where
+    W: FnOnce(C) -> F,
+    F: Future<Output = Result<T, DomainError>>,
+{
     tools_deadline::within(timeout, async {
-        let credential = tools.access.admit(presented).await?;
+        let caller = admission.await?;
         let _admitted = tools.admission.admit(class).await?;
         if kind == ToolKind::Write {
             tools.ensure_writes_enabled().await?;
         }
-        work(credential).await
+        work(caller).await
     })
     .await
 }

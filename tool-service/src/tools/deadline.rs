@@ -98,7 +98,7 @@ mod tests {
         assert_eq!(margin(Duration::from_secs(15)), Duration::from_millis(50));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn work_past_the_deadline_is_stopped() {
         let slow = within(Some(Duration::from_millis(50)), async {
             assert!(remaining().is_some_and(|r| r <= Duration::from_millis(50)));

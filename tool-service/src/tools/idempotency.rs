@@ -14,12 +14,11 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hmac::{Hmac, KeyInit, Mac};
+use aws_lc_rs::hmac;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use sha2::Sha256;
 
 use super::{CallContext, CallResult, ToolOutput, Tools, deadline, support};
 use crate::access::{Access, Principal};
@@ -76,30 +75,23 @@ impl IdempotencyKeys {
         }
     }
 
-    fn mac(&self, label: &str, parts: &[&str]) -> Result<String, DomainError> {
-        let mut mac =
-            <Hmac<Sha256> as KeyInit>::new_from_slice(self.secret.expose_secret().as_bytes())
-                .map_err(|_| DomainError::Internal("idempotency secret unusable".into()))?;
+    fn mac(&self, label: &str, parts: &[&str]) -> String {
+        let key = hmac::Key::new(hmac::HMAC_SHA256, self.secret.expose_secret().as_bytes());
+        let mut mac = hmac::Context::with_key(&key);
         mac.update(label.as_bytes());
         for part in parts {
             mac.update(&[0]);
             mac.update(part.as_bytes());
         }
-        Ok(mac
-            .finalize()
-            .into_bytes()
+        mac.sign()
+            .as_ref()
             .iter()
             .map(|b| format!("{b:02x}"))
-            .collect())
+            .collect()
     }
 
     /// The stored hash of `key` for `principal` and `tool`.
-    pub fn key_hash(
-        &self,
-        principal: &Principal,
-        tool: &str,
-        key: &str,
-    ) -> Result<String, DomainError> {
+    pub fn key_hash(&self, principal: &Principal, tool: &str, key: &str) -> String {
         self.mac(
             "key",
             &[&principal.client_id, &principal.user_id, tool, key],
@@ -114,7 +106,7 @@ impl IdempotencyKeys {
             map.remove("idempotency_key");
         }
         // serde_json maps are sorted: this serialization is canonical.
-        self.mac("arguments", &[tool, &value.to_string()])
+        Ok(self.mac("arguments", &[tool, &value.to_string()]))
     }
 
     fn enter(&self, key_hash: &str) -> Result<InFlight, DomainError> {
@@ -208,7 +200,7 @@ impl<S: Store, A: Access> Tools<S, A> {
     ) -> Result<Written<T>, DomainError> {
         let keys = &self.idempotency;
         check_key(once.key)?;
-        let key_hash = keys.key_hash(once.principal, once.tool, once.key)?;
+        let key_hash = keys.key_hash(once.principal, once.tool, once.key);
         let request_hash = keys.request_hash(once.tool, once.input)?;
         let _in_flight = keys.enter(&key_hash)?;
         let result_json = json!({"data": &output.data, "text": &output.text}).to_string();
@@ -274,23 +266,14 @@ mod tests {
             Some(&SecretString::from("s".repeat(32))),
             Duration::from_secs(60),
         );
-        let a = keys.key_hash(&principal("u1"), "tool", "key-0001").unwrap();
-        assert_ne!(
-            a,
-            keys.key_hash(&principal("u2"), "tool", "key-0001").unwrap()
-        );
-        assert_ne!(
-            a,
-            keys.key_hash(&principal("u1"), "other", "key-0001")
-                .unwrap()
-        );
+        let a = keys.key_hash(&principal("u1"), "tool", "key-0001");
+        assert_ne!(a, keys.key_hash(&principal("u2"), "tool", "key-0001"));
+        assert_ne!(a, keys.key_hash(&principal("u1"), "other", "key-0001"));
         assert!(!a.contains("key-0001"));
         let other_secret = IdempotencyKeys::new(None, Duration::from_secs(60));
         assert_ne!(
             a,
-            other_secret
-                .key_hash(&principal("u1"), "tool", "key-0001")
-                .unwrap()
+            other_secret.key_hash(&principal("u1"), "tool", "key-0001")
         );
         let one = keys
             .request_hash("t", &json!({"idempotency_key": "k1", "text": "hi"}))
@@ -300,6 +283,25 @@ mod tests {
             .unwrap();
         assert_eq!(one, two);
         assert_ne!(one, keys.request_hash("t", &json!({"text": "ho"})).unwrap());
+    }
+
+    /// Known answers: HMAC-SHA256 under the secret of `label ‖ (0 ‖ part)*`,
+    /// in hex. The hashes stored by earlier releases must keep matching.
+    #[test]
+    fn hashes_keep_their_stored_form() {
+        let keys = IdempotencyKeys::new(
+            Some(&SecretString::from("s".repeat(32))),
+            Duration::from_secs(60),
+        );
+        assert_eq!(
+            keys.key_hash(&principal("u1"), "tool", "key-0001"),
+            "00f8cd680bdae8e19953c2e421461a517d4f362bcdd3c926642e4bdc9586e5d4"
+        );
+        assert_eq!(
+            keys.request_hash("t", &json!({"idempotency_key": "k1", "text": "hi"}))
+                .unwrap(),
+            "9c4d3c1439377e4312af84f606d8b167c6553ebcf3ee9c8b52e7e7c1388ad14a"
+        );
     }
 
     #[test]

@@ -127,7 +127,7 @@ macro_rules! catalogue {
             async fn dispatch(
                 &self,
                 id: ToolId,
-                arguments: Value,
+                arguments: &Value,
                 ctx: &CallContext,
             ) -> Result<CallResult, DomainError> {
                 // Each tool's future is boxed: the states of the largest tools
@@ -471,22 +471,26 @@ impl<S: Store, A: Access> Tools<S, A> {
     pub async fn call(
         &self,
         name: &str,
-        arguments: Value,
+        mut arguments: Value,
         ctx: &CallContext,
     ) -> Result<CallResult, DomainError> {
         let writes = ToolId::by_name(name).is_some_and(|id| id.spec().kind == ToolKind::Write);
         if writes {
             self.ensure_writes_enabled().await?;
         }
-        self.call_past_the_switch(name, arguments, ctx).await
+        self.call_past_the_switch(name, &mut arguments, ctx).await
     }
 
     /// [`Tools::call`] for a caller that has read the write switch itself
-    /// (the gRPC runner, which gates every RPC in one place).
+    /// (the gRPC runner, which gates every RPC in one place). The arguments,
+    /// parsed once by the caller, are checked and read in place (top-level
+    /// `null`s taken out): the schema validates them and the tool's input is
+    /// read from the same value, which the caller keeps for its error
+    /// messages.
     pub(crate) async fn call_past_the_switch(
         &self,
         name: &str,
-        arguments: Value,
+        arguments: &mut Value,
         ctx: &CallContext,
     ) -> Result<CallResult, DomainError> {
         let entry = self
@@ -494,30 +498,29 @@ impl<S: Store, A: Access> Tools<S, A> {
             .iter()
             .find(|entry| entry.spec.name == name)
             .ok_or_else(|| DomainError::UnknownTool(name.to_owned()))?;
-        let arguments = without_nulls(arguments);
-        if let Some(operation) = absent_operation(entry.spec, &arguments) {
+        drop_nulls(arguments);
+        let arguments: &Value = arguments;
+        if let Some(operation) = absent_operation(entry.spec, arguments) {
             return Err(DomainError::Unavailable(operation));
         }
-        entry.validator.check(&arguments)?;
+        entry.validator.check(arguments)?;
         self.dispatch(entry.id, arguments, ctx).await
     }
 }
 
-/// `arguments` with top-level `null`s left out: an optional argument passed
-/// as `null` (as models often do) means the same as an absent one; a required
-/// one is then reported missing.
-fn without_nulls(arguments: Value) -> Value {
-    match arguments {
-        Value::Object(mut map) => {
-            map.retain(|_, value| !value.is_null());
-            Value::Object(map)
-        }
-        other => other,
+/// Leaves the top-level `null`s out of `arguments`: an optional argument
+/// passed as `null` (as models often do) means the same as an absent one; a
+/// required one is then reported missing.
+fn drop_nulls(arguments: &mut Value) {
+    if let Value::Object(map) = arguments {
+        map.retain(|_, value| !value.is_null());
     }
 }
 
-fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, DomainError> {
-    serde_json::from_value(arguments).map_err(|error| {
+/// The tool's input read from the validated `arguments`, in place (nothing
+/// is parsed again or copied but the values the input keeps).
+fn parse<T: DeserializeOwned>(arguments: &Value) -> Result<T, DomainError> {
+    <T as serde::Deserialize>::deserialize(arguments).map_err(|error| {
         // Schema validation ran first, so this is rare; serde's text may
         // quote the value or name Rust types, so only its position is kept.
         tracing::debug!(
@@ -644,6 +647,8 @@ mod tests {
 
     #[test]
     fn null_arguments_mean_absent() {
-        assert_eq!(without_nulls(json!({"a": null, "b": 1})), json!({"b": 1}));
+        let mut arguments = json!({"a": null, "b": 1});
+        drop_nulls(&mut arguments);
+        assert_eq!(arguments, json!({"b": 1}));
     }
 }

@@ -10,6 +10,7 @@
 mod support;
 
 mod catalog_lint;
+mod listing;
 mod opening_hours;
 mod output_labels;
 mod stated_limits;

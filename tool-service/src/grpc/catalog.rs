@@ -1,6 +1,6 @@
-//! `ToolCatalog`: lists the catalogue with its schemas and policy (and the
-//! operator's write switch), and calls a tool with JSON arguments for the
-//! gateway.
+//! `ToolCatalog`: lists the catalogue with its schemas and policy, the views
+//! that show the tools' results (MCP Apps resources) and the operator's write
+//! switch, and calls a tool with JSON arguments for the gateway.
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,9 @@ use super::{deadline, runner};
 use crate::access::Access;
 use crate::domain::{DomainError, Locale};
 use crate::store::Store;
-use crate::tools::{CallContext, CallSite, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools};
+use crate::tools::{
+    CallContext, CallSite, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools, views,
+};
 
 /// Longest wait for the write switch while listing the catalogue: a stalled
 /// database must not hold up `tools/list`.
@@ -23,12 +25,33 @@ const SWITCH_READ_BOUND: Duration = Duration::from_millis(500);
 pub struct CatalogService<S, A> {
     tools: Tools<S, A>,
     descriptors: Vec<pb::ToolDescriptor>,
+    resources: Vec<pb::ResourceDescriptor>,
 }
 
 impl<S: Store, A: Access> CatalogService<S, A> {
     pub fn new(tools: Tools<S, A>) -> Self {
         let descriptors = tools.catalog().iter().map(descriptor).collect();
-        CatalogService { tools, descriptors }
+        let resources = views::build(tools.catalog().iter().filter_map(|e| e.spec.facts.view))
+            .into_iter()
+            .map(resource)
+            .collect();
+        CatalogService {
+            tools,
+            descriptors,
+            resources,
+        }
+    }
+}
+
+fn resource(view: views::BuiltView) -> pb::ResourceDescriptor {
+    pb::ResourceDescriptor {
+        uri: view.uri.to_owned(),
+        name: view.name.to_owned(),
+        title: view.title.to_owned(),
+        description: view.description.to_owned(),
+        mime_type: view.mime_type.to_owned(),
+        text: view.text,
+        meta_json: view.meta.to_string(),
     }
 }
 
@@ -63,6 +86,11 @@ fn descriptor(entry: &CatalogEntry) -> pb::ToolDescriptor {
         state_read_tool: crate::tools::write_read(spec)
             .unwrap_or_default()
             .to_owned(),
+        view_uri: spec
+            .facts
+            .view
+            .map(|view| view.uri.to_owned())
+            .unwrap_or_default(),
     }
 }
 
@@ -92,6 +120,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
             tools: self.descriptors.clone(),
             writes_enabled,
             writes_switch_unknown,
+            resources: self.resources.clone(),
         }))
     }
 

@@ -36,7 +36,10 @@ are refused.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Analytics/QueryAnalytics",
-    facts: ToolFacts::NONE,
+    facts: ToolFacts {
+        view: Some(&super::views::ANALYTICS_CHART),
+        ..ToolFacts::NONE
+    },
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -33,7 +33,10 @@ inaccessible one.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Conversations/GetConversation",
-    facts: ToolFacts::NONE,
+    facts: ToolFacts {
+        view: Some(&super::views::CONVERSATION),
+        ..ToolFacts::NONE
+    },
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -31,6 +31,7 @@ exist.",
     rpc: "chataigne.tools.v1.Restaurant/ListOrders",
     facts: ToolFacts {
         lists_ids: &["order_id"],
+        view: Some(&super::views::ORDER_BOARD),
         ..ToolFacts::NONE
     },
 };

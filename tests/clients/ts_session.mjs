@@ -1,7 +1,8 @@
 // Runs a plan of MCP tool calls with the official TypeScript SDK
 // (@modelcontextprotocol/sdk: Client over StreamableHTTPClientTransport), or
-// with its v2 client (@modelcontextprotocol/client, `--sdk v2`), which speaks
-// 2026-07-28 and falls back to the handshake of earlier versions:
+// with its v2 client (@modelcontextprotocol/client, `--sdk v2`) in its auto
+// mode, which speaks 2026-07-28 where the server does and the handshake of
+// earlier versions elsewhere:
 //
 //   node ts_session.mjs [--clients DIR] [--sdk v1|v2] < plan.json > report.json
 //
@@ -119,10 +120,13 @@ async function runSession(sdk, plan, sessionPlan, report) {
     }
   };
 
-  const client = new sdk.Client({ name: 'chataigne-tests', version: '1.0.0' }, { capabilities: {} });
+  // The v2 client probes `server/discover` first (its auto mode): 2026-07-28
+  // where the server speaks it, the 2025 handshake otherwise.
+  const options = sdk.v2 ? { capabilities: {}, versionNegotiation: { mode: 'auto' } } : { capabilities: {} };
+  const client = new sdk.Client({ name: 'chataigne-tests', version: '1.0.0' }, options);
   try {
     await client.connect(transport, { timeout });
-    const negotiated = transport.protocolVersion;
+    const negotiated = sdk.v2 ? client.getNegotiatedProtocolVersion() : transport.protocolVersion;
     report.protocolVersion = negotiated;
     report.serverInfo = client.getServerVersion();
     if (offered && negotiated !== offered) {
@@ -182,7 +186,7 @@ function loadSdk() {
     const version = JSON.parse(
       readFileSync(join(dir, 'node_modules/@modelcontextprotocol/client/package.json'), 'utf8'),
     ).version;
-    return { Client, StreamableHTTPClientTransport, name: `@modelcontextprotocol/client ${version}` };
+    return { Client, StreamableHTTPClientTransport, v2: true, name: `@modelcontextprotocol/client ${version}` };
   }
   const dir = join(clientsDir(), 'ts-sdk');
   const require = createRequire(join(dir, 'package.json'));

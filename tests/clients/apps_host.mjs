@@ -19,6 +19,8 @@
 // on the chart, the bars' values are read.
 //
 // Report: {"server", "tools", "resources": [{uri, mimeType, meta, bytes}],
+// "control_violations" (what the CSP refused in a copy of a view that loads
+// an image from elsewhere: never empty when the watch works),
 // "renders": [{name, view, locale, width, resource_uri, result, html_lang,
 // console_errors, csp_violations, overflow, small_targets, axe, sizes,
 // board?, conversation?, chart?, screenshot}]}. Exit code 1 when the host could
@@ -266,6 +268,35 @@ async function render(browser, client, plan, tools, resources, scenario, locale,
   return entry;
 }
 
+// The same host on a copy of a view that loads an image from another
+// origin: its CSP must refuse it, and the watch must report it (the check
+// that a clean render's empty list means something).
+async function control(browser, resource) {
+  const context = await browser.newContext({ viewport: { width: 360, height: 600 } });
+  await context.addInitScript(VIOLATION_WATCH);
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  await page.exposeFunction('hostCallTool', async () => JSON.stringify({ error: 'no tools here' }));
+  await route(page, resource);
+  await page.goto(`${HOST}/`);
+  await page.waitForFunction(() => window.hostReady === true);
+  const html = resource.text.replace('<main id="main"', '<img src="https://example.com/pixel.png" alt=""><main id="main"');
+  await page.evaluate((args) => window.runView(args), {
+    sandboxUrl: `${SANDBOX}/proxy`,
+    html,
+    csp: resource.csp,
+    input: {},
+    result: { content: [{ type: 'text', text: 'nothing' }], isError: true },
+    hostContext: { locale: 'en-US' },
+  });
+  await page.waitForTimeout(500);
+  await context.close();
+  return errors.filter((text) => text.startsWith('CSP violation') || text.includes('Content Security Policy'));
+}
+
 async function main() {
   const plan = JSON.parse(readFileSync(0, 'utf8'));
   const report = { renders: [] };
@@ -301,6 +332,7 @@ async function main() {
         bytes: Buffer.byteLength(content.text ?? '', 'utf8'),
       });
     }
+    report.control_violations = await control(browser, resources.values().next().value);
     let index = 0;
     for (const scenario of plan.views) {
       for (const locale of plan.locales) {

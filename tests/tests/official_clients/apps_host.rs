@@ -297,6 +297,11 @@ async fn the_views_work_in_a_real_host_on_both_profiles_languages_and_widths() {
 
         let report = run_host(&clients, &plan(&sandbox, &token, name), &shots);
         check_discovery(&report);
+        assert!(
+            !report["control_violations"].as_array().unwrap().is_empty(),
+            "a view that loads from elsewhere is refused and reported: {}",
+            report["control_violations"]
+        );
         let renders = report["renders"].as_array().unwrap();
         assert_eq!(renders.len(), 3 * 2 * 2, "every view, language and width");
 
@@ -354,4 +359,57 @@ async fn the_views_work_in_a_real_host_on_both_profiles_languages_and_widths() {
         );
         sandbox.shutdown().await;
     }
+}
+
+/// A view is listed and readable for a caller who sees at least one tool
+/// that links it, on both endpoints; any other URI, or one the caller's
+/// scopes hide, is not found, the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_view_is_listed_and_read_only_by_whoever_sees_a_linked_tool() {
+    let sandbox = Sandbox::start(Backend::Sqlite)
+        .await
+        .expect("sqlite sandbox");
+    let analyst = sandbox
+        .token_with(demo::USER_MANAGER, &["analytics.read"])
+        .await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list"});
+    let (status, listed) = sandbox.mcp(&analyst, list.clone()).await;
+    assert_eq!(status, 200, "{listed}");
+    let uris: Vec<&str> = listed["result"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, ["ui://chataigne/analytics-chart"]);
+    let read = |uri: &str| json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": uri}});
+    let (_, chart) = sandbox
+        .mcp(&analyst, read("ui://chataigne/analytics-chart"))
+        .await;
+    let contents = &chart["result"]["contents"];
+    assert_eq!(contents.as_array().map(Vec::len), Some(1), "{chart}");
+    assert_eq!(contents[0]["mimeType"], "text/html;profile=mcp-app");
+    assert!(
+        contents[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+    for hidden in ["ui://chataigne/order-board", "ui://chataigne/nothing"] {
+        let (status, refused) = sandbox.mcp(&analyst, read(hidden)).await;
+        assert_eq!(status, 200);
+        assert_eq!(refused["error"]["code"], -32002, "{refused}");
+        assert_eq!(refused["error"]["data"]["uri"], hidden);
+    }
+    let manager = sandbox.token(demo::USER_MANAGER).await;
+    let (_, all) = sandbox.mcp(&manager, list).await;
+    assert_eq!(all["result"]["resources"].as_array().map(Vec::len), Some(3));
+    let (_, board) = sandbox
+        .mcp(&manager, read("ui://chataigne/order-board"))
+        .await;
+    assert_eq!(
+        board["result"]["contents"][0]["uri"],
+        "ui://chataigne/order-board"
+    );
+    sandbox.shutdown().await;
 }

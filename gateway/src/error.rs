@@ -57,6 +57,10 @@ pub enum GatewayError {
     MethodNotFound(Id),
     #[error("invalid params: {1}")]
     InvalidParams(Id, String),
+    /// `resources/read` of a URI the caller may not see or that does not
+    /// exist (the same answer for both).
+    #[error("resource not found")]
+    ResourceNotFound { id: Id, uri: String },
     /// A header the revision mirrors from the body is missing, malformed or
     /// disagrees with it (MCP 2026-07-28: HTTP 400, `HeaderMismatch`).
     #[error("header mismatch: {detail}")]
@@ -222,6 +226,7 @@ impl GatewayError {
             GatewayError::InvalidRequest(_) => "invalid_request",
             GatewayError::MethodNotFound(_) => "method_not_found",
             GatewayError::InvalidParams(..) => "invalid_params",
+            GatewayError::ResourceNotFound { .. } => "resource_not_found",
             GatewayError::HeaderMismatch { .. } => "header_mismatch",
             GatewayError::VersionNotSpoken { .. } => "unsupported_protocol_version",
             GatewayError::InvalidMeta { .. } => "invalid_params",
@@ -397,6 +402,16 @@ impl IntoResponse for GatewayError {
                 StatusCode::OK,
                 Some(id),
                 rpc_error(jsonrpc::INVALID_PARAMS, detail),
+                vec![],
+            ),
+            GatewayError::ResourceNotFound { id, uri } => (
+                StatusCode::OK,
+                Some(id),
+                ErrorObject {
+                    code: jsonrpc::RESOURCE_NOT_FOUND,
+                    message: "Resource not found".to_owned(),
+                    data: Some(json!({ "uri": uri })),
+                },
                 vec![],
             ),
             GatewayError::HeaderMismatch { id, detail } => (

@@ -10,6 +10,10 @@
 #   DEST/node22/           Node.js 22 (npm package node-linux-<arch>); the
 #                          conformance suite and the Inspector 2 need Node >= 22
 #   DEST/ts-sdk/           TypeScript SDK, plus ajv and ajv-formats (schema check)
+#   DEST/ts-sdk-v2/        TypeScript SDK v2 client (@modelcontextprotocol/client,
+#                          protocol 2026-07-28) and the MCP Apps host bridge
+#                          (@modelcontextprotocol/ext-apps: AppBridge), for the
+#                          views' browser host (apps_host.mjs)
 #   DEST/conformance/      conformance suite, stable line (0.1.x)
 #   DEST/conformance-alpha/ conformance suite, alpha line (0.2.x)
 #   DEST/inspector/        MCP Inspector 2 (run with --cli)
@@ -35,6 +39,8 @@ MCP_PY_VERSION="${MCP_PY_VERSION:-2.3.0}"
 MCP_PY_V1_VERSION="${MCP_PY_V1_VERSION-1.30.0}"
 NODE22_VERSION="${NODE22_VERSION:-22.23.5}"
 TS_SDK_VERSION="${TS_SDK_VERSION:-1.32.2}"
+TS_CLIENT_V2_VERSION="${TS_CLIENT_V2_VERSION:-2.4.0}"
+EXT_APPS_VERSION="${EXT_APPS_VERSION:-2.0.4}"
 AJV_VERSION="${AJV_VERSION:-8.20.0}"
 AJV_FORMATS_VERSION="${AJV_FORMATS_VERSION:-3.0.1}"
 CONFORMANCE_VERSION="${CONFORMANCE_VERSION:-0.1.16}"
@@ -130,6 +136,10 @@ npm_dir "$dest/ts-sdk" \
   "@modelcontextprotocol/sdk@$TS_SDK_VERSION" \
   "ajv@$AJV_VERSION" \
   "ajv-formats@$AJV_FORMATS_VERSION"
+npm_dir "$dest/ts-sdk-v2" \
+  "@modelcontextprotocol/client@$TS_CLIENT_V2_VERSION" \
+  "@modelcontextprotocol/core@$TS_CLIENT_V2_VERSION" \
+  "@modelcontextprotocol/ext-apps@$EXT_APPS_VERSION"
 npm_dir "$dest/conformance" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
 npm_dir "$dest/conformance-alpha" "@modelcontextprotocol/conformance@$CONFORMANCE_ALPHA_VERSION"
 npm_dir "$dest/inspector" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
@@ -145,6 +155,8 @@ npm_dir "$dest/buf" "@bufbuild/buf@$BUF_VERSION"
   [ -z "$MCP_PY_V1_VERSION" ] || echo "python-mcp-v1 $MCP_PY_V1_VERSION"
   echo "node $NODE22_VERSION"
   echo "typescript-sdk $TS_SDK_VERSION"
+  echo "typescript-client-v2 $TS_CLIENT_V2_VERSION"
+  echo "ext-apps $EXT_APPS_VERSION"
   echo "ajv $AJV_VERSION"
   echo "ajv-formats $AJV_FORMATS_VERSION"
   echo "conformance $CONFORMANCE_VERSION"

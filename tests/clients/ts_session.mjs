@@ -1,7 +1,14 @@
 // Runs a plan of MCP tool calls with the official TypeScript SDK
-// (@modelcontextprotocol/sdk: Client over StreamableHTTPClientTransport):
+// (@modelcontextprotocol/sdk: Client over StreamableHTTPClientTransport), or
+// with its v2 client (@modelcontextprotocol/client, `--sdk v2`) in its auto
+// mode, which speaks 2026-07-28 where the server does and the handshake of
+// earlier versions elsewhere:
 //
-//   node ts_session.mjs [--clients DIR] < plan.json > report.json
+//   node ts_session.mjs [--clients DIR] [--sdk v1|v2] < plan.json > report.json
+//
+// With `"resources": true` in the plan, each session also lists the
+// resources and reads each one: the report's "resources" holds, per
+// resource, {uri, name, mimeType, contents: [{uri, mimeType, bytes, _meta}]}.
 //
 // The plan and the report are those of sdk_session.py (see its
 // documentation): per session, initialize (offering the plan's
@@ -113,10 +120,13 @@ async function runSession(sdk, plan, sessionPlan, report) {
     }
   };
 
-  const client = new sdk.Client({ name: 'chataigne-tests', version: '1.0.0' }, { capabilities: {} });
+  // The v2 client probes `server/discover` first (its auto mode): 2026-07-28
+  // where the server speaks it, the 2025 handshake otherwise.
+  const options = sdk.v2 ? { capabilities: {}, versionNegotiation: { mode: 'auto' } } : { capabilities: {} };
+  const client = new sdk.Client({ name: 'chataigne-tests', version: '1.0.0' }, options);
   try {
     await client.connect(transport, { timeout });
-    const negotiated = transport.protocolVersion;
+    const negotiated = sdk.v2 ? client.getNegotiatedProtocolVersion() : transport.protocolVersion;
     report.protocolVersion = negotiated;
     report.serverInfo = client.getServerVersion();
     if (offered && negotiated !== offered) {
@@ -124,6 +134,25 @@ async function runSession(sdk, plan, sessionPlan, report) {
     }
     const listed = await client.listTools(undefined, { timeout });
     report.tools = listed.tools;
+    if (plan.resources) {
+      report.capabilities = client.getServerCapabilities();
+      const resources = await client.listResources(undefined, { timeout });
+      report.resources = [];
+      for (const resource of resources.resources) {
+        const read = await client.readResource({ uri: resource.uri }, { timeout });
+        report.resources.push({
+          uri: resource.uri,
+          name: resource.name,
+          mimeType: resource.mimeType,
+          contents: read.contents.map((content) => ({
+            uri: content.uri,
+            mimeType: content.mimeType,
+            bytes: Buffer.byteLength(content.text ?? '', 'utf8'),
+            _meta: content._meta ?? null,
+          })),
+        });
+      }
+    }
     const documents = {};
     for (const step of sessionPlan.steps ?? []) {
       const call = { id: step.id, tool: step.tool };
@@ -147,19 +176,35 @@ async function runSession(sdk, plan, sessionPlan, report) {
   }
 }
 
-async function main() {
+function loadSdk() {
+  const flag = process.argv.indexOf('--sdk');
+  const line = flag >= 0 ? process.argv[flag + 1] : 'v1';
+  if (line === 'v2') {
+    const dir = join(clientsDir(), 'ts-sdk-v2');
+    const require = createRequire(join(dir, 'package.json'));
+    const { Client, StreamableHTTPClientTransport } = require('@modelcontextprotocol/client');
+    const version = JSON.parse(
+      readFileSync(join(dir, 'node_modules/@modelcontextprotocol/client/package.json'), 'utf8'),
+    ).version;
+    return { Client, StreamableHTTPClientTransport, v2: true, name: `@modelcontextprotocol/client ${version}` };
+  }
   const dir = join(clientsDir(), 'ts-sdk');
   const require = createRequire(join(dir, 'package.json'));
-  const sdk = {
-    Client: require('@modelcontextprotocol/sdk/client/index.js').Client,
-    StreamableHTTPClientTransport: require('@modelcontextprotocol/sdk/client/streamableHttp.js')
-      .StreamableHTTPClientTransport,
-  };
   const version = JSON.parse(
     readFileSync(join(dir, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8'),
   ).version;
+  return {
+    Client: require('@modelcontextprotocol/sdk/client/index.js').Client,
+    StreamableHTTPClientTransport: require('@modelcontextprotocol/sdk/client/streamableHttp.js')
+      .StreamableHTTPClientTransport,
+    name: `@modelcontextprotocol/sdk ${version}`,
+  };
+}
+
+async function main() {
+  const sdk = loadSdk();
   const plan = JSON.parse(readFileSync(0, 'utf8'));
-  const out = { sdk: `@modelcontextprotocol/sdk ${version}`, sessions: [] };
+  const out = { sdk: sdk.name, sessions: [] };
   let code = 0;
   try {
     for (const sessionPlan of plan.sessions) {

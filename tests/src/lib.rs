@@ -217,6 +217,10 @@ pub enum Driver {
     PythonV1,
     /// TypeScript SDK (`ts_session.mjs`).
     TypeScript,
+    /// TypeScript SDK v2 client, `@modelcontextprotocol/client`
+    /// (`ts_session.mjs --sdk v2`); not in [`Driver::ALL`], which holds the
+    /// clients of the 2025 protocol versions.
+    TypeScriptV2,
     /// MCP Inspector 2, `--cli` (`inspector_session.mjs`).
     Inspector,
     /// MCP Inspector CLI 1.x (`inspector_session.mjs`).
@@ -237,6 +241,7 @@ impl Driver {
             Driver::Python => "Python SDK 2.x",
             Driver::PythonV1 => "Python SDK 1.x",
             Driver::TypeScript => "TypeScript SDK",
+            Driver::TypeScriptV2 => "TypeScript SDK v2 client",
             Driver::Inspector => "Inspector 2",
             Driver::InspectorV1 => "Inspector CLI 1.x",
         }
@@ -336,6 +341,15 @@ impl SdkClients {
             Driver::TypeScript => (
                 &self.node22,
                 [&[self.ts_session.as_os_str()], &clients[..]].concat(),
+            ),
+            Driver::TypeScriptV2 => (
+                &self.node22,
+                [
+                    &[self.ts_session.as_os_str()],
+                    &clients[..],
+                    &["--sdk".as_ref(), "v2".as_ref()],
+                ]
+                .concat(),
             ),
             Driver::Inspector | Driver::InspectorV1 => {
                 plan["inspector"] = json!(if driver == Driver::Inspector {

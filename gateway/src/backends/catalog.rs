@@ -1,7 +1,9 @@
 //! The tool catalogue of the tool-service, cached for a TTL in one shared
 //! snapshot: each tool's MCP listing is serialized once per fill, and the
 //! policy the gateway enforces (scope, write class, deadline) sits beside it,
-//! with the tool-service's run-time write switch as last read. A failed
+//! with the tool-service's run-time write switch as last read; so are the
+//! catalogue's resources (the views some tools link), listing and contents
+//! serialized once. A failed
 //! refresh keeps the last snapshot and is retried within a second.
 
 use std::collections::HashMap;
@@ -62,6 +64,9 @@ pub struct Tool {
     /// For a write, the read tool the tool-service names as showing the
     /// state it changes (cited when its outcome is unknown).
     pub state_read_tool: Option<String>,
+    /// The resource that shows its results (listed as
+    /// `_meta.ui.resourceUri`), if any.
+    pub view_uri: Option<String>,
     /// The MCP `Tool` object of `tools/list`, pre-serialized.
     pub listing: Box<RawValue>,
     /// The entry of the Connected Apps profile: no `outputSchema` (its
@@ -162,11 +167,24 @@ fn annotate(schema: &mut Value, params: &[HeaderParam]) {
     }
 }
 
+/// One resource of the catalogue (a view some tools link): shown to
+/// whoever may see one of those tools.
+#[derive(Debug)]
+pub struct Resource {
+    pub uri: String,
+    /// The `resources/list` entry, pre-serialized.
+    pub listing: Box<RawValue>,
+    /// The one entry of a `resources/read` result's `contents`,
+    /// pre-serialized.
+    pub contents: Box<RawValue>,
+}
+
 /// The catalogue as fetched at one moment.
 #[derive(Debug)]
 pub struct Snapshot {
     tools: Vec<Tool>,
     by_name: HashMap<String, usize>,
+    resources: Vec<Resource>,
     /// The operator's write switch at the fetch (a listing hint only: the
     /// tool-service reads it again on every write call).
     writes_enabled: bool,
@@ -183,6 +201,10 @@ impl Snapshot {
 
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
         self.tools.iter()
+    }
+
+    pub fn resources(&self) -> impl Iterator<Item = &Resource> {
+        self.resources.iter()
     }
 
     /// Whether the tool-service's run-time write switch was on at the fetch.
@@ -221,6 +243,17 @@ impl Snapshot {
                 ),
             }
         }
+        for descriptor in response.resources {
+            match resource(descriptor) {
+                Ok(resource) if snapshot.resources.iter().any(|r| r.uri == resource.uri) => {
+                    tracing::warn!(uri = %resource.uri, "duplicate resource left out of the catalogue");
+                }
+                Ok(resource) => snapshot.resources.push(resource),
+                Err((uri, why)) => {
+                    tracing::warn!(uri = %uri, why, "resource left out of the catalogue");
+                }
+            }
+        }
         snapshot
     }
 
@@ -247,11 +280,53 @@ impl Snapshot {
         Snapshot {
             tools,
             by_name,
+            resources: Vec::new(),
             writes_enabled: true,
             instructions: String::new(),
             error_codes: HashMap::new(),
         }
     }
+}
+
+fn resource(descriptor: pb::ResourceDescriptor) -> Result<Resource, (String, &'static str)> {
+    let uri = descriptor.uri;
+    if uri.is_empty() || descriptor.mime_type.is_empty() {
+        return Err((uri, "empty URI or MIME type"));
+    }
+    let meta = if descriptor.meta_json.trim().is_empty() {
+        None
+    } else {
+        Some(
+            parse_schema(&descriptor.meta_json)
+                .ok_or_else(|| (uri.clone(), "_meta is not a JSON object"))?,
+        )
+    };
+    let mut listing = Map::new();
+    listing.insert("uri".into(), json!(uri));
+    listing.insert("name".into(), json!(descriptor.name));
+    if !descriptor.title.is_empty() {
+        listing.insert("title".into(), json!(descriptor.title));
+    }
+    if !descriptor.description.is_empty() {
+        listing.insert("description".into(), json!(descriptor.description));
+    }
+    listing.insert("mimeType".into(), json!(descriptor.mime_type));
+    let mut contents = Map::new();
+    contents.insert("uri".into(), json!(uri));
+    contents.insert("mimeType".into(), json!(descriptor.mime_type));
+    contents.insert("text".into(), json!(descriptor.text));
+    if let Some(meta) = meta {
+        listing.insert("_meta".into(), Value::Object(meta.clone()));
+        contents.insert("_meta".into(), Value::Object(meta));
+    }
+    let serialize = |value: &Map<String, Value>| {
+        serde_json::value::to_raw_value(value).map_err(|_| (uri.clone(), "does not serialize"))
+    };
+    Ok(Resource {
+        listing: serialize(&listing)?,
+        contents: serialize(&contents)?,
+        uri: uri.clone(),
+    })
 }
 
 fn parse_schema(json: &str) -> Option<Map<String, Value>> {
@@ -311,6 +386,10 @@ fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> 
         listing.insert("outputSchema".into(), Value::Object(schema));
     }
     listing.insert("annotations".into(), Value::Object(annotations));
+    let view_uri = Some(descriptor.view_uri).filter(|uri| !uri.is_empty());
+    if let Some(uri) = &view_uri {
+        listing.insert("_meta".into(), json!({ "ui": { "resourceUri": uri } }));
+    }
     let serialize = |listing: &Map<String, Value>| {
         serde_json::value::to_raw_value(listing)
             .map_err(|_| (name.clone(), "listing does not serialize"))
@@ -341,6 +420,7 @@ fn tool(descriptor: pb::ToolDescriptor) -> Result<Tool, (String, &'static str)> 
         deadline,
         idempotent: descriptor.idempotency_key_required,
         state_read_tool: Some(descriptor.state_read_tool).filter(|name| !name.is_empty()),
+        view_uri,
         listing: full,
         listing_for_platform,
         annotated,
@@ -576,6 +656,64 @@ mod tests {
             assert_eq!(properties["limit"][HEADER_ANNOTATION], "Limit");
             assert!(properties["score"].get(HEADER_ANNOTATION).is_none());
         }
+    }
+
+    #[test]
+    fn views_are_linked_from_their_tools_and_resources_built_once() {
+        let view = |uri: &str, meta: &str| pb::ResourceDescriptor {
+            uri: uri.into(),
+            name: "board".into(),
+            title: "Board".into(),
+            mime_type: "text/html;profile=mcp-app".into(),
+            text: "<!DOCTYPE html><p>board</p>".into(),
+            meta_json: meta.into(),
+            ..Default::default()
+        };
+        let snapshot = Snapshot::from_response(pb::ListToolsResponse {
+            tools: vec![
+                pb::ToolDescriptor {
+                    view_uri: "ui://x/board".into(),
+                    ..descriptor("linked", r#"{"type":"object"}"#)
+                },
+                descriptor("plain", r#"{"type":"object"}"#),
+            ],
+            resources: vec![
+                view("ui://x/board", r#"{"ui":{"csp":{"connectDomains":[]}}}"#),
+                view("ui://x/board", "{}"),
+                view("ui://x/bad", "not json"),
+            ],
+            ..Default::default()
+        });
+        let linked = snapshot.get("linked").unwrap();
+        assert_eq!(linked.view_uri.as_deref(), Some("ui://x/board"));
+        for profile in [Profile::Default, Profile::Google] {
+            let listing: Value =
+                serde_json::from_str(linked.listing(profile, false).get()).unwrap();
+            assert_eq!(
+                listing["_meta"],
+                json!({"ui": {"resourceUri": "ui://x/board"}})
+            );
+        }
+        let plain: Value =
+            serde_json::from_str(snapshot.get("plain").unwrap().listing.get()).unwrap();
+        assert!(plain.get("_meta").is_none());
+        let resources: Vec<&Resource> = snapshot.resources().collect();
+        assert_eq!(
+            resources.len(),
+            1,
+            "the duplicate and the bad one are left out"
+        );
+        let listing: Value = serde_json::from_str(resources[0].listing.get()).unwrap();
+        assert_eq!(
+            listing,
+            json!({"uri": "ui://x/board", "name": "board", "title": "Board",
+                   "mimeType": "text/html;profile=mcp-app",
+                   "_meta": {"ui": {"csp": {"connectDomains": []}}}})
+        );
+        let contents: Value = serde_json::from_str(resources[0].contents.get()).unwrap();
+        assert_eq!(contents["text"], "<!DOCTYPE html><p>board</p>");
+        assert_eq!(contents["mimeType"], "text/html;profile=mcp-app");
+        assert_eq!(contents["_meta"], listing["_meta"]);
     }
 
     #[test]

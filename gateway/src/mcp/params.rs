@@ -59,6 +59,17 @@ pub struct InitializeParams {
 #[derive(Debug, serde::Deserialize)]
 pub struct ListToolsParams {}
 
+/// `resources/list`: a `cursor` is accepted and ignored (the list is never paginated).
+#[derive(Debug, serde::Deserialize)]
+pub struct ListResourcesParams {}
+
+/// `resources/read`.
+#[derive(Debug, serde::Deserialize)]
+pub struct ReadResourceParams {
+    #[serde(default)]
+    pub uri: Field<String>,
+}
+
 /// `tools/call`.
 #[derive(Debug)]
 pub struct CallToolParams {

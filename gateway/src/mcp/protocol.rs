@@ -1,7 +1,7 @@
 //! What every MCP revision implements and shares: the [`Protocol`] trait
 //! (one implementation per module of `mcp/revision/`), the server's
-//! identity and instructions, caching hints, the shape of a successful
-//! result, and the optional version header of the 2025 revisions.
+//! identity, capabilities and instructions, caching hints, the shape of a
+//! successful result, and the optional version header of the 2025 revisions.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use http::HeaderMap;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::backends::catalog::Tool;
 use crate::error::GatewayError;
@@ -39,6 +39,24 @@ pub const SERVER_INFO: ServerInfo = ServerInfo {
 pub async fn instructions(ctx: &Context<'_>) -> Option<String> {
     let snapshot = ctx.state.catalog.snapshot().await.ok()?;
     snapshot.instructions().map(str::to_owned)
+}
+
+/// The MCP Apps extension (SEP-1865): tools link `ui://` resources, HTML
+/// views a host renders next to the conversation.
+pub const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+
+/// The MIME type of an MCP Apps view.
+pub const APPS_MIME_TYPE: &str = "text/html;profile=mcp-app";
+
+/// The server's capabilities, with each revision's `listing` entry for the
+/// tools and the resources (what the catalogue lists; its resources are the
+/// views of the MCP Apps extension, also advertised).
+pub fn capabilities(listing: Value) -> Value {
+    json!({
+        "tools": listing.clone(),
+        "resources": listing,
+        "extensions": { APPS_EXTENSION: { "mimeTypes": [APPS_MIME_TYPE] } },
+    })
 }
 
 /// How long a result may be reused and by whom, for revisions that say so.

@@ -10,6 +10,8 @@
 //! `MCP_WRITES_DISABLED`; `tools/list` hides write tools when either is off,
 //! the run-time one as of the cached catalogue (its TTL applies).
 
+use std::time::Duration;
+
 use chataigne_common::ErrorCode;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -17,7 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::access::auth::Principal;
 use crate::backends::call::{self, CallInput, gateway_failure};
-use crate::backends::catalog::Tool;
+use crate::backends::catalog::{Snapshot, Tool};
 use crate::error::GatewayError;
 use crate::mcp::context::Context;
 use crate::mcp::guard;
@@ -37,15 +39,15 @@ struct ListResult<'a> {
     tools: Vec<&'a RawValue>,
 }
 
-/// `tools/list`. A `cursor` is accepted and ignored: the list is never paginated.
-/// `revision` is the endpoint's.
-pub async fn list(
-    ctx: Context<'_>,
+/// The catalogue snapshot a listing or a read is served from; when none was
+/// ever fetched, the method's failure (a dependency error in the client's
+/// profile).
+pub(crate) async fn catalogue(
+    ctx: &mut Context<'_>,
     id: &Id,
-    revision: &dyn Protocol,
-) -> Result<Vec<u8>, GatewayError> {
-    let snapshot = match ctx.state.catalog.snapshot().await {
-        Ok(snapshot) => snapshot,
+) -> Result<std::sync::Arc<Snapshot>, GatewayError> {
+    match ctx.state.catalog.snapshot().await {
+        Ok(snapshot) => Ok(snapshot),
         Err(status) => {
             let failure = chataigne_common::codes::decode_status(&status);
             ctx.state.metrics.dependency_error(Dependency::ToolService);
@@ -53,25 +55,46 @@ pub async fn list(
             ctx.log.outcome = failure.code.as_str();
             let error =
                 envelope::method_failure(ctx.endpoint.profile, &ctx.log.request_id, &failure);
-            return Err(GatewayError::ToolFatal(id.clone(), error));
+            Err(GatewayError::ToolFatal(id.clone(), error))
         }
-    };
+    }
+}
+
+/// The tools of `snapshot` the caller sees listed: those its scopes grant,
+/// writes only while both write switches allow them.
+pub(crate) fn listed<'s>(ctx: &Context<'_>, snapshot: &'s Snapshot) -> Vec<&'s Tool> {
     let writes_enabled = ctx.state.config.writes_enabled && snapshot.writes_enabled();
-    let annotated = revision.lists_header_annotations();
-    let tools = snapshot
+    snapshot
         .tools()
         .filter(|tool| visible(tool, ctx.principal))
         .filter(|tool| writes_enabled || !tool.write)
+        .collect()
+}
+
+/// How long a listing stays fresh: it depends on the caller's scopes and is
+/// as fresh as the catalogue snapshot it comes from.
+pub(crate) fn listing_ttl(ctx: &Context<'_>) -> Duration {
+    Duration::from_secs(ctx.state.config.tool_catalog_ttl_secs)
+}
+
+/// `tools/list`. A `cursor` is accepted and ignored: the list is never paginated.
+/// `revision` is the endpoint's.
+pub async fn list(
+    mut ctx: Context<'_>,
+    id: &Id,
+    revision: &dyn Protocol,
+) -> Result<Vec<u8>, GatewayError> {
+    let snapshot = catalogue(&mut ctx, id).await?;
+    let annotated = revision.lists_header_annotations();
+    let tools = listed(&ctx, &snapshot)
+        .into_iter()
         .map(|tool| tool.listing(ctx.endpoint.profile, annotated))
         .collect();
-    // The list depends on the caller's scopes; it is as fresh as the
-    // catalogue snapshot it comes from.
-    let ttl = std::time::Duration::from_secs(ctx.state.config.tool_catalog_ttl_secs);
     Ok(protocol::success(
         revision,
         id,
         &ListResult { tools },
-        Caching::Private(ttl),
+        Caching::Private(listing_ttl(&ctx)),
     ))
 }
 

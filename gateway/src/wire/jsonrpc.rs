@@ -12,6 +12,8 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
+/// MCP: the resource named by `resources/read` does not exist (for this caller).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// MCP 2026-07-28 `HeaderMismatch`: a mirrored header is missing, malformed
 /// or disagrees with the body.
 pub const HEADER_MISMATCH: i64 = -32020;

@@ -13,13 +13,15 @@ pub enum McpMethod {
     ToolsCall,
     /// `server/discover` (MCP 2026-07-28).
     ServerDiscover,
+    ResourcesList,
+    ResourcesRead,
     /// Any other method: answered "method not found", logged as `other`.
     Other,
 }
 
 impl McpMethod {
     /// Every known method, `Other` excepted.
-    const KNOWN: [McpMethod; 7] = [
+    const KNOWN: [McpMethod; 9] = [
         McpMethod::Initialize,
         McpMethod::Initialized,
         McpMethod::Cancelled,
@@ -27,6 +29,8 @@ impl McpMethod {
         McpMethod::ToolsList,
         McpMethod::ToolsCall,
         McpMethod::ServerDiscover,
+        McpMethod::ResourcesList,
+        McpMethod::ResourcesRead,
     ];
 
     /// The method named `name` on the wire.
@@ -47,6 +51,8 @@ impl McpMethod {
             McpMethod::ToolsList => "tools/list",
             McpMethod::ToolsCall => "tools/call",
             McpMethod::ServerDiscover => "server/discover",
+            McpMethod::ResourcesList => "resources/list",
+            McpMethod::ResourcesRead => "resources/read",
             McpMethod::Other => "other",
         }
     }
@@ -61,7 +67,7 @@ mod tests {
         for method in McpMethod::KNOWN {
             assert_eq!(McpMethod::parse(method.name()), method);
         }
-        assert_eq!(McpMethod::parse("resources/list"), McpMethod::Other);
+        assert_eq!(McpMethod::parse("resources/subscribe"), McpMethod::Other);
         assert_eq!(McpMethod::parse("other"), McpMethod::Other);
         assert_eq!(McpMethod::parse("Tools/Call"), McpMethod::Other);
     }

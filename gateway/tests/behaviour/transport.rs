@@ -258,7 +258,7 @@ async fn unknown_methods_and_bad_params() {
     let (status, reply) = h
         .rpc(
             TOKEN_ALL,
-            json!({"jsonrpc":"2.0","id":"x1","method":"resources/list"}),
+            json!({"jsonrpc":"2.0","id":"x1","method":"prompts/list"}),
         )
         .await;
     assert_eq!(status, 200);

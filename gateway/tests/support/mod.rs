@@ -181,6 +181,7 @@ fn descriptor(name: &str, scope: &str, write: bool, deadline: DeadlineClass) -> 
         } else {
             String::new()
         },
+        view_uri: String::new(),
     }
 }
 

@@ -40,20 +40,16 @@ const FIXTURES: &[(&str, &str)] = &[
         "fixture prompts: no `prompts` capability",
     ),
     (
-        "resources-list",
-        "fixture resources: no `resources` capability",
-    ),
-    (
         "resources-read-text",
-        "fixture resources: no `resources` capability",
+        "reads the reference server's fixture resource; this server's resources are its views",
     ),
     (
         "resources-read-binary",
-        "fixture resources: no `resources` capability",
+        "reads the reference server's fixture resource; this server's resources are its views",
     ),
     (
         "resources-templates-read",
-        "fixture resource templates: no `resources` capability",
+        "fixture resource templates: this server lists no resource template",
     ),
     (
         "tools-call-simple-text",
@@ -97,11 +93,11 @@ const FIXTURES_2025: &[(&str, &str)] = &[
     ),
     (
         "resources-subscribe",
-        "resource subscriptions: no `resources` capability",
+        "resource subscriptions: the `resources` capability offers none (the views change only with a deployment)",
     ),
     (
         "resources-unsubscribe",
-        "resource subscriptions: no `resources` capability",
+        "resource subscriptions: the `resources` capability offers none (the views change only with a deployment)",
     ),
     (
         "tools-call-sampling",
@@ -131,6 +127,7 @@ const MUST_PASS: &[&str] = &[
     "server-initialize",
     "ping",
     "tools-list",
+    "resources-list",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
 ];
@@ -389,12 +386,8 @@ const MODERN_PARTLY_APPLICABLE: &[(&str, &[(&str, &str)])] = &[
                 "`prompts/list`: no `prompts` capability",
             ),
             (
-                "sep-2549-resources-list-caching-hints",
-                "`resources/list`: no `resources` capability",
-            ),
-            (
                 "sep-2549-resources-templates-list-caching-hints",
-                "`resources/templates/list`: no `resources` capability",
+                "`resources/templates/list`: not served, this server lists no resource template",
             ),
         ],
     ),
@@ -403,6 +396,7 @@ const MODERN_PARTLY_APPLICABLE: &[(&str, &[(&str, &str)])] = &[
 /// 2026-07-28 scenarios every run must pass whole.
 const MODERN_MUST_PASS: &[&str] = &[
     "tools-list",
+    "resources-list",
     "server-sse-multiple-streams",
     "sep-2164-resource-not-found",
     "dns-rebinding-protection",

@@ -9,7 +9,9 @@
 //! None of them may reject a result (the TypeScript SDK and the Inspector
 //! validate `structuredContent` against the listed `outputSchema`), the
 //! successes carry their data and the failures an envelope the model can read.
-//! Also: every listed tool schema compiles under AJV's strict mode.
+//! Also: every listed tool schema compiles under AJV's strict mode, and the
+//! TypeScript SDK v2 client runs the session on `/mcp/v1` and `/mcp/v2` and
+//! lists and reads the MCP Apps views there.
 
 use std::collections::BTreeMap;
 
@@ -437,6 +439,101 @@ async fn listed_tool_schemas_compile_under_strict_ajv() {
     for profiled in profiles {
         profiled.sandbox.shutdown().await;
     }
+    assert!(
+        found.is_empty(),
+        "{} problems:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+/// What the views look like to a client: the `resources` capability and the
+/// `io.modelcontextprotocol/ui` extension advertised where the revision has
+/// an `initialize` or `server/discover` to say it, the three views listed and
+/// read (one content each, the MCP Apps MIME type, a CSP listing no origin),
+/// and each linked tool's `_meta.ui.resourceUri`.
+fn view_problems(label: &str, report: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    let session = &report["sessions"][0];
+    let capabilities = &session["capabilities"];
+    if !capabilities["resources"].is_object() {
+        found.push(format!("{label}: no resources capability: {capabilities}"));
+    }
+    if !capabilities["extensions"]["io.modelcontextprotocol/ui"].is_object() {
+        found.push(format!("{label}: no MCP Apps extension: {capabilities}"));
+    }
+    let views = [
+        ("chataigne_orders_list", "ui://chataigne/order-board"),
+        ("chataigne_conversation_get", "ui://chataigne/conversation"),
+        (
+            "chataigne_analytics_query",
+            "ui://chataigne/analytics-chart",
+        ),
+    ];
+    let tools = session["tools"].as_array().cloned().unwrap_or_default();
+    for (tool, uri) in views {
+        let linked = tools
+            .iter()
+            .find(|t| t["name"] == tool)
+            .map(|t| t["_meta"]["ui"]["resourceUri"].clone());
+        if linked != Some(json!(uri)) {
+            found.push(format!("{label}: {tool} links {linked:?}, not {uri}"));
+        }
+    }
+    let resources = session["resources"].as_array().cloned().unwrap_or_default();
+    let listed: Vec<&str> = resources.iter().filter_map(|r| r["uri"].as_str()).collect();
+    if listed.len() != views.len() || views.iter().any(|(_, uri)| !listed.contains(uri)) {
+        found.push(format!("{label}: resources {listed:?}"));
+    }
+    for resource in &resources {
+        let contents = resource["contents"].as_array().cloned().unwrap_or_default();
+        let ok = resource["mimeType"] == "text/html;profile=mcp-app"
+            && contents.len() == 1
+            && contents[0]["uri"] == resource["uri"]
+            && contents[0]["mimeType"] == "text/html;profile=mcp-app"
+            && contents[0]["bytes"].as_u64().is_some_and(|b| b > 1000)
+            && contents[0]["_meta"]["ui"]["csp"]
+                == json!({"connectDomains": [], "resourceDomains": []});
+        if !ok {
+            found.push(format!("{label}: read {resource}"));
+        }
+    }
+    found
+}
+
+/// The TypeScript SDK v2 client (`@modelcontextprotocol/client`, auto mode)
+/// runs the session on `/mcp/v1` (its `server/discover` probe is refused, it
+/// falls back to the 2025-11-25 handshake) and on `/mcp/v2` (2026-07-28),
+/// and lists and reads the views on both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_v2_typescript_client_reads_writes_and_reads_the_views_on_both_endpoints() {
+    let Some((clients, sandbox)) = SdkClients::with_sqlite_sandbox().await else {
+        return;
+    };
+    let token = sandbox.token(demo::USER_MANAGER).await;
+    let (v2_url, v2_token) = sandbox.modern_endpoint(demo::USER_MANAGER).await;
+    let mut found = Vec::new();
+    for (label, url, token, expected) in [
+        (
+            "v2 client on /mcp/v1",
+            sandbox.mcp_url.clone(),
+            token,
+            "2025-11-25",
+        ),
+        ("v2 client on /mcp/v2", v2_url, v2_token, "2026-07-28"),
+    ] {
+        let tag = uuid::Uuid::new_v4().simple().to_string();
+        let mut plan = session_plan(&url, &token, Driver::TypeScriptV2, None, &tag);
+        plan["resources"] = json!(true);
+        let (code, report, stderr) =
+            tokio::task::block_in_place(|| clients.run_plan(Driver::TypeScriptV2, &plan));
+        if code != 0 {
+            found.push(format!("{label}: exit {code}\n    {stderr}"));
+        }
+        found.extend(problems(label, Profile::Default, expected, &report));
+        found.extend(view_problems(label, &report));
+    }
+    sandbox.shutdown().await;
     assert!(
         found.is_empty(),
         "{} problems:\n{}",

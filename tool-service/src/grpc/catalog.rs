@@ -1,9 +1,9 @@
-//! `ToolCatalog`: lists the catalogue with its schemas and policy (and the
-//! operator's write switch), and calls a tool with JSON arguments for the
-//! gateway. Both run through the runner: the call with the caller's
-//! credential, the listing as its one public RPC (the same catalogue for
-//! every caller, no credential read) with the same deadline, admission and
-//! error mapping.
+//! `ToolCatalog`: lists the catalogue with its schemas and policy, the views
+//! that show the tools' results (MCP Apps resources) and the operator's write
+//! switch, and calls a tool with JSON arguments for the gateway. Both run
+//! through the runner: the call with the caller's credential, the listing as
+//! its one public RPC (the same catalogue for every caller, no credential
+//! read) with the same deadline, admission and error mapping.
 
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,9 @@ use crate::access::Access;
 use crate::domain::{DomainError, Locale};
 use crate::store::Store;
 use crate::tools::deadline as tools_deadline;
-use crate::tools::{CallContext, CallSite, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools};
+use crate::tools::{
+    CallContext, CallSite, CatalogEntry, DeadlineClass, ToolId, ToolKind, Tools, views,
+};
 
 /// Longest wait for the write switch while listing the catalogue: a stalled
 /// database must not hold up `tools/list`.
@@ -33,12 +35,33 @@ fn switch_read_bound(remaining: Option<Duration>) -> Duration {
 pub struct CatalogService<S, A> {
     tools: Tools<S, A>,
     descriptors: Vec<pb::ToolDescriptor>,
+    resources: Vec<pb::ResourceDescriptor>,
 }
 
 impl<S: Store, A: Access> CatalogService<S, A> {
     pub fn new(tools: Tools<S, A>) -> Self {
         let descriptors = tools.catalog().iter().map(descriptor).collect();
-        CatalogService { tools, descriptors }
+        let resources = views::build(tools.catalog().iter().filter_map(|e| e.spec.facts.view))
+            .into_iter()
+            .map(resource)
+            .collect();
+        CatalogService {
+            tools,
+            descriptors,
+            resources,
+        }
+    }
+}
+
+fn resource(view: views::BuiltView) -> pb::ResourceDescriptor {
+    pb::ResourceDescriptor {
+        uri: view.uri.to_owned(),
+        name: view.name.to_owned(),
+        title: view.title.to_owned(),
+        description: view.description.to_owned(),
+        mime_type: view.mime_type.to_owned(),
+        text: view.text,
+        meta_json: view.meta.to_string(),
     }
 }
 
@@ -73,6 +96,11 @@ fn descriptor(entry: &CatalogEntry) -> pb::ToolDescriptor {
         state_read_tool: crate::tools::write_read(spec)
             .unwrap_or_default()
             .to_owned(),
+        view_uri: spec
+            .facts
+            .view
+            .map(|view| view.uri.to_owned())
+            .unwrap_or_default(),
     }
 }
 
@@ -108,6 +136,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
                 writes_switch_unknown,
                 instructions: crate::tools::INSTRUCTIONS.to_owned(),
                 error_codes: super::domain_codes::descriptors(),
+                resources: self.resources.clone(),
             })
         })
         .await;

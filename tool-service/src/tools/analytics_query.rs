@@ -26,9 +26,8 @@ pub const SPEC: ToolSpec = ToolSpec {
 calendar, with totals over the range: orders, revenue, average order value, cancelled and \
 completed orders, items sold, new customers, and delivery or pickup share. Suited to trends and \
 comparing periods. Takes 1 to 8 distinct metrics and a range of at most 366 \
-days, both ends included. Each bucket's `values` are keyed by metric name; shares are \
-percents (one decimal) of the orders not cancelled; figures come from daily aggregates and \
-cover orders not cancelled unless stated otherwise. `compare_previous` adds the change against the previous period; future dates \
+days, both ends included. Each bucket's `values` are keyed by metric name; figures cover orders not cancelled unless stated \
+otherwise, shares in percent (one decimal). `compare_previous` adds the change against the previous period; future dates \
 are refused.",
     scope: "analytics.read",
     kind: ToolKind::Read,
@@ -36,7 +35,10 @@ are refused.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Analytics/QueryAnalytics",
-    facts: ToolFacts::NONE,
+    facts: ToolFacts {
+        view: Some(&super::views::ANALYTICS_CHART),
+        ..ToolFacts::NONE
+    },
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -25,7 +25,7 @@ pub const SPEC: ToolSpec = ToolSpec {
 or available again. Suited to a dish or product that ran out or was restocked. The item's \
 current `availability` is read first and passed as `expected_availability`; if it changed \
 since, the call is refused with MCP_EXPECTED_STATE_MISMATCH carrying the current availability. \
-No idempotency key: the expected-state check guards repeats. Once `available_again_at` passes, \
+The check guards repeats; no idempotency key. Once `available_again_at` passes, \
 the item counts as available. Returns the item after the change.",
     scope: "catalog.updateAvailability",
     kind: ToolKind::Write,

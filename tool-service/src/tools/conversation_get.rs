@@ -22,8 +22,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_conversation_get",
     title: "Get a conversation",
     description: "Returns one conversation (customer, channel, status, message count) with its \
-messages, newest first or, with `sort: oldest_first`, from the start: sender (customer, staff, assistant, or an instruction to the \
-assistant), text and time (ISO 8601, location's UTC offset). Suited to reading what a customer \
+messages, newest first or, with `sort: oldest_first`, from the start: sender (customer, staff, assistant, or an instruction to it), text and time (ISO 8601, location's UTC offset). Suited to reading what a customer \
 asked and what was answered. Returns 50 messages by default, 100 at most, with \
 `meta.next_cursor` when more exist. An unknown conversation is refused like an \
 inaccessible one.",
@@ -33,7 +32,10 @@ inaccessible one.",
     idempotency_key_required: false,
     open_world: false,
     rpc: "chataigne.tools.v1.Conversations/GetConversation",
-    facts: ToolFacts::NONE,
+    facts: ToolFacts {
+        view: Some(&super::views::CONVERSATION),
+        ..ToolFacts::NONE
+    },
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -27,7 +27,7 @@ recently active first (or least, with `sort: oldest_first`), with customer, chan
 message count and a preview of the newest message (120 characters at most) and, with `query`, \
 of the newest match. Suited to reviewing open conversations or finding one that mentions a \
 topic; transcripts come from \
-chataigne_conversation_get. `query` is not logged. Returns 20 by default, 50 at most, with \
+chataigne_conversation_get. Returns 20 by default, 50 at most, with \
 `meta.next_cursor` when more exist.",
     scope: "conversations.read",
     kind: ToolKind::Read,

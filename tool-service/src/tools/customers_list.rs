@@ -22,8 +22,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     title: "List customers",
     description: "Lists the customers of one organization, or of one of its locations, sorted \
 by name, with masked e-mail and phone, number of orders and time of the last order; with \
-`location_id`, the order figures count that location only. Suited to finding a customer, \
-checking how often someone orders, or reviewing a location's clientele. Returns 20 by default, \
+`location_id`, the order figures count that location only. Suited to finding a customer or \
+checking how often someone orders. Returns 20 by default, \
 50 at most, with `meta.next_cursor` when more exist.",
     scope: "customers.read",
     kind: ToolKind::Read,

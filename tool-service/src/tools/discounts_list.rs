@@ -15,8 +15,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_discounts_list",
     title: "List discounts",
     description: "Lists the discounts valid in one location, its own and its organization's, \
-sorted by name, with code (absent for automatic discounts), kind, value (percent in basis \
-points or amount off, plus a display string), status, whether it applies now, and validity \
+sorted by name, with code (absent for automatic discounts), kind, value (basis points or amount off, with a display string), status, whether it applies now, and validity \
 window (ISO 8601, location's UTC offset). Suited to questions about current or planned \
 promotions. Returns 20 by default, 50 at most, with `meta.next_cursor` when more exist.",
     scope: "discounts.read",

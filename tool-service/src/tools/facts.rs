@@ -1,10 +1,12 @@
 //! A tool's static facts beyond its name, scope and class, declared on the
 //! tool itself (`ToolSpec::facts`), so that no table elsewhere is keyed by
 //! a tool's name: the argument values naming an operation this server
-//! leaves out, what a write changes and the read tool that shows it, and
-//! the identifiers a list tool is the source of.
+//! leaves out, what a write changes and the read tool that shows it, the
+//! identifiers a list tool is the source of, and the view that shows its
+//! results.
 
 use super::ToolId;
+use super::views::View;
 use crate::domain::AbsentOperation;
 
 /// Everything a tool declares besides its identity and class.
@@ -18,6 +20,8 @@ pub struct ToolFacts {
     pub effect: Option<WriteEffect>,
     /// The identifier arguments whose valid values this tool lists.
     pub lists_ids: &'static [&'static str],
+    /// The MCP Apps view that shows this tool's results, if any.
+    pub view: Option<&'static View>,
 }
 
 impl ToolFacts {
@@ -26,6 +30,7 @@ impl ToolFacts {
         absent: &[],
         effect: None,
         lists_ids: &[],
+        view: None,
     };
 }
 

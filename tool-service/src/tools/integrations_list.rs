@@ -17,7 +17,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     title: "List integrations",
     description: "Lists the integrations serving one location, its own and its organization's, \
 sorted by name, with kind, health and last synchronization time (ISO 8601, location's UTC \
-offset); connection secrets are not returned. Suited to questions such as why orders from a \
+offset). Suited to questions such as why orders from a \
 delivery channel stopped or whether the till is in sync. Returns 20 by default, 50 at most, \
 with `meta.next_cursor` when more exist.",
     scope: "integrations.read",

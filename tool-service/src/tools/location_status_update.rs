@@ -26,8 +26,7 @@ pub const SPEC: ToolSpec = ToolSpec {
 reason, or resumes it. Suited to a restaurant that is overwhelmed, short-staffed, facing a \
 technical problem or closing early, and to reopening. The current intake is read first and \
 passed as `expected_status`; if it changed since, the call is refused with \
-MCP_EXPECTED_STATE_MISMATCH carrying the current status. No idempotency key: the \
-expected-state check guards repeats. A pause ends at `paused_until`, at most 7 days ahead, or \
+MCP_EXPECTED_STATE_MISMATCH carrying the current status. The check guards repeats; no idempotency key. A pause ends at `paused_until`, at most 7 days ahead, or \
 else when resumed. Returns the intake after the change.",
     scope: "locationStatusSettings.write",
     kind: ToolKind::Write,

@@ -37,6 +37,7 @@ pub mod schema;
 mod support;
 pub use support::DEFAULT_LIMIT;
 mod tool;
+pub mod views;
 
 use std::sync::Arc;
 

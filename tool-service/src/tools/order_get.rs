@@ -13,7 +13,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_order_get",
     title: "Get an order",
     description: "Returns one order with its lines (item, quantity, unit price, line total), \
-status, fulfillment type, customer, total and timestamps (ISO 8601, location's UTC offset). \
+status, fulfillment, customer, total and timestamps (ISO 8601, location's UTC offset). \
 Suited to the content or state of a specific order. An unknown order is refused like an \
 inaccessible one.",
     scope: "orders.read",

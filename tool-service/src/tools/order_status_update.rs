@@ -24,8 +24,7 @@ accepted → preparing → ready → out_for_delivery or completed, and out_for_
 cancellations and refunds are not available through this server. The current status is read \
 first and passed as `expected_status`. A status not ahead of it is refused with \
 ORDER_STATUS_PRECONDITION_FAILED listing the statuses allowed, an order that changed since with \
-MCP_EXPECTED_STATE_MISMATCH carrying the current status. No idempotency key: the \
-expected-state check guards repeats. Returns the order (without lines) and the previous \
+MCP_EXPECTED_STATE_MISMATCH carrying the current status. The check guards repeats; no idempotency key. Returns the order (without lines) and the previous \
 status.",
     scope: "orders.write",
     kind: ToolKind::Write,

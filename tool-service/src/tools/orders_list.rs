@@ -18,8 +18,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "chataigne_orders_list",
     title: "List orders",
     description: "Lists the orders the signed-in user can read, newest first or, with \
-`sort: oldest_first`, oldest first (e.g. the longest-waiting received orders), with number, \
-status, fulfillment type, customer, total and creation time. Suited to recent or current \
+`sort: oldest_first`, oldest first (e.g. the longest-waiting), with number, \
+status, fulfillment, customer, total and creation time. Suited to recent or current \
 orders, orders in a given status or period, or one order by its `number`; lines come from \
 chataigne_order_get. Returns 20 by default, 50 at most, with `meta.next_cursor` when more \
 exist.",
@@ -31,6 +31,7 @@ exist.",
     rpc: "chataigne.tools.v1.Restaurant/ListOrders",
     facts: ToolFacts {
         lists_ids: &["order_id"],
+        view: Some(&super::views::ORDER_BOARD),
         ..ToolFacts::NONE
     },
 };

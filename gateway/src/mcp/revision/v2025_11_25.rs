@@ -1,17 +1,21 @@
 //! MCP revision 2025-11-25, served on `/mcp/v1`: its protocol versions and
 //! their negotiation, its header rule (an optional `MCP-Protocol-Version`),
-//! its methods (`initialize`, `ping`, `tools/list`, `tools/call`) and the
-//! `initialize` result — server identity, capabilities and the server
-//! instructions (a declarative hint, no tool names).
+//! its methods (`initialize`, `ping`, `tools/list`, `tools/call`,
+//! `resources/list`, `resources/read`) and the `initialize` result — server
+//! identity, capabilities and the server instructions (a declarative hint,
+//! no tool names).
 
 use http::HeaderMap;
 use serde_json::{Value, json};
 
 use crate::error::GatewayError;
 use crate::mcp::context::Context;
-use crate::mcp::params::{self, CallToolParams, InitializeParams, ListToolsParams, NoParams};
+use crate::mcp::params::{
+    self, CallToolParams, InitializeParams, ListResourcesParams, ListToolsParams, NoParams,
+    ReadResourceParams,
+};
 use crate::mcp::protocol::{self, BoxFuture, Protocol};
-use crate::mcp::tools;
+use crate::mcp::{resources, tools};
 use crate::wire::jsonrpc::{self, Id};
 use crate::wire::method::McpMethod;
 
@@ -35,7 +39,7 @@ pub fn negotiate(requested: &str) -> &'static str {
 pub fn initialize_result(requested: &str, instructions: Option<String>) -> Value {
     let mut result = json!({
         "protocolVersion": negotiate(requested),
-        "capabilities": { "tools": { "listChanged": false } },
+        "capabilities": protocol::capabilities(json!({ "listChanged": false })),
         "serverInfo": protocol::SERVER_INFO,
     });
     if let (Some(text), Some(fields)) = (instructions, result.as_object_mut()) {
@@ -102,6 +106,14 @@ async fn dispatch(
         McpMethod::ToolsCall => {
             let params = CallToolParams::take(id, params)?;
             tools::call(ctx, id, params, &V2025_11_25).await
+        }
+        McpMethod::ResourcesList => {
+            params::parse::<ListResourcesParams>(id, params)?;
+            resources::list(ctx, id, &V2025_11_25).await
+        }
+        McpMethod::ResourcesRead => {
+            let params: ReadResourceParams = params::parse(id, params)?;
+            resources::read(ctx, id, params, &V2025_11_25).await
         }
         McpMethod::Initialized
         | McpMethod::Cancelled

@@ -3,7 +3,8 @@
 //! capabilities in `_meta`, the standard headers (`MCP-Protocol-Version`,
 //! `Mcp-Method`, `Mcp-Name`) and the tools' `Mcp-Param-*` headers checked
 //! against the body, `server/discover`, results tagged `resultType` with the
-//! server's identity in `_meta` and caching hints on `tools/list`.
+//! server's identity in `_meta` and caching hints on `tools/list` and the
+//! resource methods.
 
 use std::time::Duration;
 
@@ -15,12 +16,12 @@ use serde_json::{Map, Value, json};
 use crate::backends::catalog::{HeaderParam, ParamKind, Tool};
 use crate::error::GatewayError;
 use crate::mcp::context::Context;
-use crate::mcp::params::CallToolParams;
+use crate::mcp::params::{self, CallToolParams, ReadResourceParams};
 use crate::mcp::protocol::{
     self, BoxFuture, Caching, PROTOCOL_VERSION_HEADER, Protocol, ResultFields, ResultMeta,
     SERVER_INFO,
 };
-use crate::mcp::tools;
+use crate::mcp::{resources, tools};
 use crate::ops::http_telemetry::TraceParent;
 use crate::wire::jsonrpc::{Id, Incoming};
 use crate::wire::method::McpMethod;
@@ -116,16 +117,22 @@ pub fn check_message(headers: &HeaderMap, incoming: &Incoming) -> Result<(), Gat
         Some(_) => {}
     }
     let params = params.as_ref().and_then(Value::as_object);
-    if *method == McpMethod::ToolsCall
-        && let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str)
+    // The field `Mcp-Name` mirrors: a tool call's name, a read resource's URI.
+    let named = match method {
+        McpMethod::ToolsCall => Some("name"),
+        McpMethod::ResourcesRead => Some("uri"),
+        _ => None,
+    };
+    if let Some(field) = named
+        && let Some(value) = params.and_then(|p| p.get(field)).and_then(Value::as_str)
     {
         match header(headers, NAME_HEADER, id)?.map(decoded) {
             None => return Err(mismatch(id, "the Mcp-Name header is missing")),
             Some(None) => return Err(mismatch(id, "the Mcp-Name header is not valid base64")),
-            Some(Some(mirrored)) if mirrored != tool => {
+            Some(Some(mirrored)) if mirrored != value => {
                 return Err(mismatch(
                     id,
-                    "the Mcp-Name header does not match the body's params.name",
+                    format!("the Mcp-Name header does not match the body's params.{field}"),
                 ));
             }
             Some(Some(_)) => {}
@@ -336,7 +343,7 @@ impl Protocol for V2026_07_28 {
 fn discover_result(instructions: Option<String>) -> Value {
     let mut result = json!({
         "supportedVersions": SUPPORTED_VERSIONS,
-        "capabilities": { "tools": {} },
+        "capabilities": protocol::capabilities(json!({})),
     });
     if let (Some(text), Some(fields)) = (instructions, result.as_object_mut()) {
         fields.insert("instructions".to_owned(), Value::String(text));
@@ -344,8 +351,8 @@ fn discover_result(instructions: Option<String>) -> Value {
     result
 }
 
-/// The revision's method set: `server/discover`, `tools/list`, `tools/call`;
-/// every other request (the removed `initialize` and `ping` included) is
+/// The revision's method set: `server/discover`, `tools/list`, `tools/call`,
+/// `resources/list`, `resources/read`; every other request (the removed `initialize` and `ping` included) is
 /// not found (HTTP 404), naming the version spoken here.
 async fn dispatch(
     ctx: Context<'_>,
@@ -367,6 +374,11 @@ async fn dispatch(
         McpMethod::ToolsCall => {
             let params = CallToolParams::take(id, params)?;
             tools::call(ctx, id, params, &V2026_07_28).await
+        }
+        McpMethod::ResourcesList => resources::list(ctx, id, &V2026_07_28).await,
+        McpMethod::ResourcesRead => {
+            let params: ReadResourceParams = params::parse(id, params)?;
+            resources::read(ctx, id, params, &V2026_07_28).await
         }
         McpMethod::Initialize
         | McpMethod::Initialized

@@ -19,6 +19,7 @@ pub mod embedded;
 pub mod error_reporting;
 pub mod expiring;
 pub mod grants;
+pub mod grpc_deadline;
 pub mod grpc_health;
 pub mod grpc_reflection;
 pub mod grpc_server;

@@ -725,3 +725,63 @@ async fn every_typed_rpc_stops_at_its_deadline_and_its_statement_is_cancelled_in
     pool.close().await;
     sandbox.shutdown().await;
 }
+
+/// An expired deadline is always DEADLINE_EXCEEDED with the ErrorInfo of the
+/// code table, never CANCELLED without details, however short the deadline
+/// and wherever the call is when it passes (its request still arriving, its
+/// credential being admitted, its statement waiting on the lock): 40 calls
+/// with deadlines of 1 to 34 ms over real gRPC, reads and a write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn very_short_deadlines_are_always_deadline_exceeded_with_details() {
+    use tonic_types::StatusExt;
+    let Some((sandbox, pool)) = sandbox().await else {
+        return;
+    };
+    let targets = Targets::load(&sandbox, &pool).await;
+    let rpcs = [
+        "chataigne.tools.v1.Restaurant/ListOrders",
+        "chataigne.tools.v1.Restaurant/GetOrder",
+        "chataigne.tools.v1.ToolCatalog/CallTool",
+        "chataigne.tools.v1.Locations/GetLocation",
+        "chataigne.tools.v1.OrderUpdates/UpdateOrderStatus",
+    ];
+    let deadlines_ms = [1, 2, 3, 5, 8, 13, 21, 34];
+    let held = lock_every_table(&pool).await;
+    let mut answers = Vec::new();
+    for index in 0..rpcs.len() * deadlines_ms.len() {
+        let rpc = rpcs[index % rpcs.len()];
+        let deadline = Duration::from_millis(deadlines_ms[index / rpcs.len()]);
+        let key = format!("short-{index:04}");
+        let status = targets
+            .call(rpc, deadline, &key)
+            .await
+            .expect_err("the tables are locked");
+        let reason = status.get_details_error_info().map(|info| info.reason);
+        answers.push((rpc, deadline, status.code(), reason));
+    }
+    held.rollback().await.expect("lock released");
+    for (rpc, deadline, code, reason) in &answers {
+        assert_eq!(
+            *code,
+            tonic::Code::DeadlineExceeded,
+            "{rpc} at {deadline:?}: {answers:?}"
+        );
+        // A read is a timeout; a write is a timeout when its work never
+        // started, else its outcome is unknown.
+        let kind = if rpc.ends_with("/CallTool") {
+            ToolKind::Read
+        } else {
+            typed_rpc::kind(rpc)
+        };
+        let expected: &[&str] = match kind {
+            ToolKind::Write => &["MCP_TOOL_TIMEOUT", "MCP_OUTCOME_UNKNOWN"],
+            ToolKind::Read => &["MCP_TOOL_TIMEOUT"],
+        };
+        assert!(
+            reason.as_deref().is_some_and(|r| expected.contains(&r)),
+            "{rpc} at {deadline:?} answered {reason:?}: {answers:?}"
+        );
+    }
+    pool.close().await;
+    sandbox.shutdown().await;
+}

@@ -7,7 +7,6 @@
 //! callers.
 
 use std::future::Future;
-use std::time::Duration;
 
 use chataigne_common::codes::FieldViolation;
 use tonic::{Request, Response, Status};
@@ -23,14 +22,14 @@ use crate::tools::{
     Answered, CallContext, DeadlineClass, Reply, ToolKind, Tools, deadline as tools_deadline,
 };
 
-/// Runs `work` for an RPC of `kind` within `timeout` (each database
+/// Runs `work` for an RPC of `kind` until its `deadline` (each database
 /// statement bounded by what remains of it, dropped work rolled back): the
 /// `presented` credential admitted first, then a slot of its deadline
 /// `class` (`Overloaded` when the class stays exhausted), then the write
 /// switch read when it writes, then `work` with the admitted credential.
 pub(super) async fn bounded<S: Store, A: Access, T, W, F>(
     tools: &Tools<S, A>,
-    timeout: Option<Duration>,
+    deadline: Option<tokio::time::Instant>,
     (kind, class): (ToolKind, DeadlineClass),
     presented: Credential,
     work: W,
@@ -39,7 +38,7 @@ where
     W: FnOnce(Credential) -> F,
     F: Future<Output = Result<T, DomainError>>,
 {
-    tools_deadline::within(timeout, async {
+    tools_deadline::within(deadline, async {
         let credential = tools.access.admit(presented).await?;
         let _admitted = tools.admission.admit(class).await?;
         if kind == ToolKind::Write {
@@ -79,7 +78,7 @@ impl<S: Store, A: Access> Runner<S, A> {
     {
         let kind = T::SPEC.kind;
         let presented = credential(&request).map_err(|error| typed_status(error, kind))?;
-        let timeout = deadline::of(&request);
+        let deadline = deadline::of(&request);
         let request = request.into_inner();
         let locale = Locale::parse(request.locale());
         let now_ms = chrono::Utc::now().timestamp_millis();
@@ -97,7 +96,7 @@ impl<S: Store, A: Access> Runner<S, A> {
             let answered = Box::pin(T::run(tools, input, &ctx)).await?.answered()?;
             Ok(T::Response::from(answered))
         };
-        bounded(tools, timeout, (kind, T::SPEC.deadline), presented, work)
+        bounded(tools, deadline, (kind, T::SPEC.deadline), presented, work)
             .await
             .map(Response::new)
             .map_err(|error| typed_status(error, kind))

@@ -9,14 +9,18 @@
 //! request extension ([`CallDeadline`]), so the service stops its own work
 //! just before it and answers DEADLINE_EXCEEDED with the code of the tool's
 //! effect (`MCP_TOOL_TIMEOUT` for a read, `MCP_OUTCOME_UNKNOWN` for a write
-//! that may have happened), and it answers DEADLINE_EXCEEDED with
-//! `MCP_TOOL_TIMEOUT` itself, a tick of the timer ahead of tonic's, for a
-//! call whose work never started (its request still arriving, or the
-//! deadline too short to start it). tonic polls the call before its own
-//! timer, so its CANCELLED is never the answer.
+//! that may have happened), and it answers DEADLINE_EXCEEDED itself, a tick
+//! of the timer ahead of tonic's, for a call not answered by then (its
+//! request still arriving, or the deadline too short for the service's own
+//! answer): `MCP_TOOL_TIMEOUT` when its work had not started or only reads,
+//! `MCP_OUTCOME_UNKNOWN` when it may write (the service records which in
+//! [`CallEffect`]). tonic polls the call before its own timer, so its
+//! CANCELLED is never the answer.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -28,6 +32,45 @@ use crate::ErrorCode;
 /// How far ahead of tonic's own timer (started just before this layer's)
 /// the deadline is answered: more than one tick of the timer wheel.
 const AHEAD_OF_TONIC: Duration = Duration::from_millis(2);
+
+/// What the service's work may do, told to the layer once it starts it, so
+/// that an answer the layer has to give itself says what may have happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// The work only reads.
+    Reads,
+    /// The work may change something.
+    MayWrite,
+}
+
+/// Where the service records, as a request extension, that its work has
+/// started and what it may do (see [`Effect`]).
+#[derive(Debug, Clone, Default)]
+pub struct CallEffect(Arc<AtomicU8>);
+
+const NOT_STARTED: u8 = 0;
+const READS: u8 = 1;
+const MAY_WRITE: u8 = 2;
+
+impl CallEffect {
+    /// The recorder of a tonic request, when it came through [`DeadlineLayer`].
+    pub fn of<T>(request: &tonic::Request<T>) -> Option<CallEffect> {
+        request.extensions().get::<CallEffect>().cloned()
+    }
+
+    /// Records that the work starts, with what it may do.
+    pub fn started(&self, effect: Effect) {
+        let state = match effect {
+            Effect::Reads => READS,
+            Effect::MayWrite => MAY_WRITE,
+        };
+        self.0.store(state, Ordering::Release);
+    }
+
+    fn state(&self) -> u8 {
+        self.0.load(Ordering::Acquire)
+    }
+}
 
 /// The instant by which the RPC must be answered, as a request extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,16 +113,25 @@ pub fn caller_timeout<B>(request: &http::Request<B>) -> Option<Duration> {
         .and_then(parse_grpc_timeout)
 }
 
-/// The answer of a call whose work did not start before its deadline:
-/// nothing was done, so a retry with a longer deadline is safe.
-fn expired() -> BoxError {
-    let code = ErrorCode::ToolTimeout;
-    Box::new(code.to_status(
-        "The call's deadline passed before its work could start; nothing was done.",
-        None,
-        &[],
-        &[],
-    ))
+/// The layer's own answer at the deadline, by what the work may have done:
+/// nothing (not started: safe to retry), a read, or possibly a change.
+fn expired(effect: &CallEffect) -> BoxError {
+    let (code, message) = match effect.state() {
+        NOT_STARTED => (
+            ErrorCode::ToolTimeout,
+            "The call's deadline passed before its work could start; nothing was done.",
+        ),
+        MAY_WRITE => (
+            ErrorCode::OutcomeUnknown,
+            "The deadline passed before the change finished and it may have taken effect; \
+             read the current state before retrying.",
+        ),
+        _ => (
+            ErrorCode::ToolTimeout,
+            "The deadline passed before the read finished.",
+        ),
+    };
+    Box::new(code.to_status(message, None, &[], &[]))
 }
 
 /// See the module documentation; `cap` is the server's longest RPC.
@@ -126,13 +178,15 @@ where
         let bound = caller_timeout(&request).map_or(self.cap, |caller| caller.min(self.cap));
         let deadline = Instant::now() + bound.saturating_sub(AHEAD_OF_TONIC);
         request.extensions_mut().insert(CallDeadline(deadline));
+        let effect = CallEffect::default();
+        request.extensions_mut().insert(effect.clone());
         let answer = self.inner.call(request);
         Box::pin(async move {
             // The call is polled first: once its own work has started, its
             // answer (stopped just before the deadline) comes back here.
             match tokio::time::timeout_at(deadline, answer).await {
                 Ok(answered) => answered.map_err(Into::into),
-                Err(_) => Err(expired()),
+                Err(_) => Err(expired(&effect)),
             }
         })
     }
@@ -213,6 +267,42 @@ mod tests {
             Some(started + Duration::from_secs(60) - AHEAD_OF_TONIC),
             "the cap bounds a longer grpc-timeout"
         );
+    }
+
+    /// Starts its work as one that may write, then never answers.
+    #[derive(Clone)]
+    struct Writing;
+
+    impl Service<http::Request<()>> for Writing {
+        type Response = http::Response<()>;
+        type Error = Infallible;
+        type Future = BoxFuture<Result<http::Response<()>, Infallible>>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, request: http::Request<()>) -> Self::Future {
+            if let Some(effect) = request.extensions().get::<CallEffect>() {
+                effect.started(Effect::MayWrite);
+            }
+            Box::pin(std::future::pending())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_started_and_cut_by_the_deadline_is_outcome_unknown() {
+        let layer = DeadlineLayer {
+            cap: Duration::from_secs(60),
+        };
+        let refused = layer
+            .layer(Writing)
+            .oneshot(request(Some("20m")))
+            .await
+            .unwrap_err();
+        let status = refused.downcast::<tonic::Status>().expect("a status");
+        assert_eq!(status.code(), tonic::Code::DeadlineExceeded);
+        assert_eq!(decode_status(&status).code, ErrorCode::OutcomeUnknown);
     }
 
     #[tokio::test(start_paused = true)]

@@ -103,9 +103,10 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         let presented =
             credential(&request).map_err(|error| to_status_at(error, ToolKind::Read, None))?;
         let deadline = deadline::of(&request);
-        let call = request.into_inner();
-        let spec = ToolId::by_name(&call.name).map(ToolId::spec);
+        let spec = ToolId::by_name(&request.get_ref().name).map(ToolId::spec);
         let kind = spec.map_or(ToolKind::Read, |spec| spec.kind);
+        deadline::starts(&request, kind);
+        let call = request.into_inner();
         let class = spec.map_or(DeadlineClass::Read, |spec| spec.deadline);
         let locale = Locale::parse(&call.locale);
         let now_ms = chrono::Utc::now().timestamp_millis();

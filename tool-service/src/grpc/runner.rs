@@ -79,6 +79,7 @@ impl<S: Store, A: Access> Runner<S, A> {
         let kind = T::SPEC.kind;
         let presented = credential(&request).map_err(|error| typed_status(error, kind))?;
         let deadline = deadline::of(&request);
+        deadline::starts(&request, kind);
         let request = request.into_inner();
         let locale = Locale::parse(request.locale());
         let now_ms = chrono::Utc::now().timestamp_millis();

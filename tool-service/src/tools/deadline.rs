@@ -22,6 +22,11 @@ fn margin(timeout: Duration) -> Duration {
     (timeout / 10).clamp(Duration::from_millis(20), Duration::from_millis(50))
 }
 
+/// How close to the end of its budget a dependency's failure counts as the
+/// call's deadline (a dependency's own bound is what remained, in whole
+/// milliseconds).
+const AT_THE_DEADLINE: Duration = Duration::from_millis(2);
+
 /// Runs `work` until `deadline` (minus a small [`margin`], at most half of
 /// what remains); past it, the work is dropped (an open transaction rolls
 /// back) and `DeadlineExceeded` returned. The answer is thus ready before
@@ -39,9 +44,18 @@ pub async fn within<T>(
     let ends = now + budget;
     DEADLINE
         .scope(Instant::now() + budget, async move {
-            tokio::time::timeout_at(ends, work)
-                .await
-                .unwrap_or(Err(DomainError::DeadlineExceeded))
+            match tokio::time::timeout_at(ends, work).await {
+                // A dependency bounded by what remained (the auth-service's
+                // check) that failed as the time ran out: the deadline.
+                Ok(Err(DomainError::Dependency(..)))
+                    if ends.saturating_duration_since(tokio::time::Instant::now())
+                        <= AT_THE_DEADLINE =>
+                {
+                    Err(DomainError::DeadlineExceeded)
+                }
+                Ok(answered) => answered,
+                Err(_) => Err(DomainError::DeadlineExceeded),
+            }
         })
         .await
 }
@@ -69,6 +83,31 @@ mod tests {
             Duration::from_millis(50)
         );
         assert_eq!(margin(Duration::from_secs(15)), Duration::from_millis(50));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dependency_failing_as_the_time_runs_out_is_the_deadline() {
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(100);
+        let cut = within(Some(deadline), async {
+            let left = remaining().unwrap_or_default();
+            tokio::time::sleep(left).await;
+            Err::<(), _>(DomainError::Dependency(
+                crate::domain::Dependency::AuthService,
+                "deadline".to_owned(),
+            ))
+        });
+        assert!(matches!(cut.await, Err(DomainError::DeadlineExceeded)));
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(100);
+        let down = within(Some(deadline), async {
+            Err::<(), _>(DomainError::Dependency(
+                crate::domain::Dependency::AuthService,
+                "down".to_owned(),
+            ))
+        });
+        assert!(
+            matches!(down.await, Err(DomainError::Dependency(..))),
+            "a dependency down well before the deadline stays so"
+        );
     }
 
     #[tokio::test]

@@ -2,13 +2,15 @@
 //! services' own administration commands: a service account created with
 //! `chataigne clients add … --kind service` and given a role with
 //! `chataigne memberships grant` gets a token from the running stack and
-//! calls a tool with it; `chataigne writes` flips the write switch the
-//! running stack reads.
+//! calls a tool with it on the tool-service's gRPC API; `chataigne writes`
+//! flips the write switch the running stack reads.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use chataigne_proto::tools::v1::CallToolRequest;
+use chataigne_proto::tools::v1::tool_catalog_client::ToolCatalogClient;
 use chataigne_tests::TempDir;
 use chataigne_tests::demo::ORG_BISTRO;
 use chataigne_tests::process::start_embedded;
@@ -77,10 +79,10 @@ fn the_launcher_creates_a_service_account_that_calls_a_tool_on_the_running_stack
     let listed = administer(&data.0, &["clients", "list"]);
     assert!(listed.contains("reporting"), "{listed}");
 
+    // A service account's token is for the tool-service's gRPC API.
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let (token, called) = runtime.block_on(async {
-        let client = reqwest::Client::new();
-        let token: serde_json::Value = client
+    let called = runtime.block_on(async {
+        let token: serde_json::Value = reqwest::Client::new()
             .post(format!("{}/token", start.issuer))
             .basic_auth("reporting", Some(&secret))
             .form(&[("grant_type", "client_credentials")])
@@ -95,31 +97,34 @@ fn the_launcher_creates_a_service_account_that_calls_a_tool_on_the_running_stack
             .as_str()
             .unwrap_or_else(|| panic!("a service-account token: {token}"))
             .to_owned();
-        let called: serde_json::Value = client
-            .post(&start.url)
-            .bearer_auth(&token)
-            .header("accept", "application/json, text/event-stream")
-            .json(
-                &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "chataigne_organizations_list", "arguments": {}}}),
-            )
-            .timeout(Duration::from_secs(30))
-            .send()
+        let channel = tonic::transport::Endpoint::from_shared(start.tool_service_grpc.clone())
+            .expect("URL")
+            .connect()
             .await
-            .expect("gateway answers")
-            .json()
+            .expect("tool-service reachable");
+        let mut request = tonic::Request::new(CallToolRequest {
+            name: "chataigne_organizations_list".to_owned(),
+            arguments_json: "{}".to_owned(),
+            ..Default::default()
+        });
+        request.set_timeout(Duration::from_secs(30));
+        request.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {token}").parse().expect("ascii"),
+        );
+        ToolCatalogClient::new(channel)
+            .call_tool(request)
             .await
-            .expect("json body");
-        (token, called)
+            .expect("the service account calls a tool")
+            .into_inner()
     });
-    assert!(!token.is_empty());
-    assert_eq!(called["result"]["isError"], false, "{called}");
-    let organizations = called["result"]["structuredContent"]["data"]["organizations"]
+    let answer: serde_json::Value = serde_json::from_str(&called.data_json).unwrap();
+    let organizations = answer["organizations"]
         .as_array()
-        .unwrap_or_else(|| panic!("organizations: {called}"));
+        .unwrap_or_else(|| panic!("organizations: {answer}"));
     assert!(
         organizations.iter().any(|o| o["id"] == ORG_BISTRO),
-        "the granted organization is readable: {called}"
+        "the granted organization is readable: {answer}"
     );
 
     // The write switch of the same stack.

@@ -223,10 +223,10 @@ elif [ -z "${SMOKE_TOOL_SERVICE_GRPC:-}" ]; then
   echo "internal TLS on: the service account's tool call is left to chataigne-auth-service smoke-test"
 else
   answer=$(curl --silent --show-error --fail --max-time 10 --retry "${SMOKE_RETRIES:-5}" --retry-delay 2 --retry-all-errors \
-    --user "$SMOKE_CLIENT_ID:$SMOKE_CLIENT_SECRET" --data grant_type=client_credentials "$SMOKE_TOKEN_URL") \
-    || fail "POST $SMOKE_TOKEN_URL: no token for the service account $SMOKE_CLIENT_ID"
+    --user "$SMOKE_CLIENT_ID:$SMOKE_CLIENT_SECRET" --data grant_type=client_credentials "$SMOKE_ISSUER/token") \
+    || fail "POST $SMOKE_ISSUER/token: no token for the service account $SMOKE_CLIENT_ID"
   token=$(echo "$answer" | sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
-  [ -n "$token" ] || fail "$SMOKE_TOKEN_URL answered no access token"
+  [ -n "$token" ] || fail "$SMOKE_ISSUER/token answered no access token"
   # Restaurant/ListOrganizations (chataigne_organizations_list), an empty
   # request framed as gRPC; the status is in the trailers.
   rpc="$SMOKE_TOOL_SERVICE_GRPC/chataigne.tools.v1.Restaurant/ListOrganizations"

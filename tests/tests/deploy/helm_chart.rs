@@ -1899,10 +1899,7 @@ fn the_helm_test_pod_smoke_tests_the_gateway_and_its_backends() {
             .find(|e| e["name"] == name)
             .unwrap_or_else(|| panic!("{name} in {env:?}"))
     };
-    assert_eq!(
-        named("SMOKE_TOKEN_URL")["value"],
-        "https://auth.example.com/token"
-    );
+    assert_eq!(named("SMOKE_ISSUER")["value"], "https://auth.example.com");
     assert_eq!(
         named("SMOKE_TOOL_SERVICE_GRPC")["value"],
         "http://chataigne-tool-service-headless.chataigne.svc.cluster.local:50052"
@@ -2010,8 +2007,8 @@ fn the_helm_test_pod_smoke_tests_the_gateway_and_its_backends() {
             .await;
         let account = vec![
             (
-                "SMOKE_TOKEN_URL".to_owned(),
-                format!("{}/token", sandbox.stack.auth_http_url),
+                "SMOKE_ISSUER".to_owned(),
+                sandbox.stack.auth_http_url.clone(),
             ),
             (
                 "SMOKE_TOOL_SERVICE_GRPC".to_owned(),

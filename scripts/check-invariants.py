@@ -234,6 +234,12 @@ SLEEP = re.compile(r"(?<![\w])(?:[\w:]*::)?sleep(?:_until)?\s*\(")
 ENCLOSING_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+(\w+)")
 # (file, function) -> why its sleep is the behaviour under test.
 SLEEPS_UNDER_TEST = {
+    ("common/src/breaker.rs", "probed"): "the stub of a probe that answers late (paused clock)",
+    ("common/src/grpc_deadline.rs", "call"): "the stub of a slow service the deadline cuts",
+    ("tool-service/src/grpc/database_gate.rs", "call"):
+        "the stub of a call holding its pooled connection",
+    ("tool-service/src/tools/deadline.rs", "work_past_the_deadline_is_stopped"):
+        "the slow work the deadline stops",
     ("common/src/eventually.rs", "eventually_some_every"): "the shared poll",
     ("common/src/eventually.rs", "eventually_blocking"): "the shared poll",
     ("auth-service/src/http/stack.rs", "app"):

@@ -5,6 +5,9 @@
 //! with its typed error instead of waiting on a connect, pool or response
 //! timeout; the first probe that succeeds closes it again (probes run every
 //! [`PROBE_EVERY`], so recovery follows the dependency within about that).
+//! A hung dependency (accepting, never answering) is known within
+//! [`DETECTS_HANG_WITHIN`] (under a second), while one slow probe alone
+//! never opens the breaker.
 //! The gateway keeps one per backend and Redis, the tool-service one for the
 //! auth-service.
 
@@ -20,12 +23,17 @@ use tonic_health::pb::health_client::HealthClient;
 use crate::balance::Balanced;
 
 /// How often each dependency is probed.
-pub const PROBE_EVERY: Duration = Duration::from_millis(200);
+pub const PROBE_EVERY: Duration = Duration::from_millis(150);
 /// How long one probe may take before it counts as failed (a hung
-/// dependency); generous enough for a loaded machine.
-pub const PROBE_TIMEOUT: Duration = Duration::from_millis(1_000);
+/// dependency): a health answer takes a few milliseconds, so this is still
+/// generous on a loaded machine.
+pub const PROBE_TIMEOUT: Duration = Duration::from_millis(400);
 /// Failed probes in a row that open the breaker (one slow probe does not).
 pub const OPEN_AFTER: u32 = 2;
+/// The longest a dependency can be hung before its breaker opens: the wait
+/// for the next probe, then [`OPEN_AFTER`] probes timing out back to back
+/// (a late tick is not waited for). 950 ms.
+pub const DETECTS_HANG_WITHIN: Duration = Duration::from_millis(150 + 400 * OPEN_AFTER as u64);
 
 /// The state of one dependency as its probe last saw it.
 #[derive(Debug)]
@@ -259,6 +267,81 @@ mod tests {
         tokio::time::timeout(std::time::Duration::ZERO, breaker.hung())
             .await
             .expect("already open");
+        stop.send_replace(true);
+    }
+
+    /// A probe task on a fresh breaker whose dependency answers in `answer`
+    /// (`None`: hung, no answer at all) as `state` says.
+    fn probed(
+        state: Arc<std::sync::Mutex<Option<Duration>>>,
+    ) -> (Arc<Breaker>, tokio::sync::watch::Sender<bool>) {
+        let breaker = Breaker::new("tool_service");
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let noted = breaker.clone();
+        spawn_probe(
+            breaker.clone(),
+            move || {
+                let answer = *state.lock().unwrap();
+                let noted = noted.clone();
+                async move {
+                    noted.note_silence(true);
+                    match answer {
+                        Some(after) => {
+                            tokio::time::sleep(after).await;
+                            noted.note_silence(false);
+                            true
+                        }
+                        None => std::future::pending().await,
+                    }
+                }
+            },
+            stopped,
+            |_| {},
+        );
+        (breaker, stop)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hang_is_known_within_a_second_whenever_it_starts() {
+        assert!(DETECTS_HANG_WITHIN <= Duration::from_secs(1));
+        // Whatever the phase of the hang against the probe period.
+        for offset_ms in (0..=PROBE_EVERY.as_millis() as u64 + 20).step_by(10) {
+            let state = Arc::new(std::sync::Mutex::new(Some(Duration::from_millis(3))));
+            let (breaker, stop) = probed(state.clone());
+            tokio::time::sleep(Duration::from_secs(1) + Duration::from_millis(offset_ms)).await;
+            assert!(!breaker.is_open());
+            *state.lock().unwrap() = None;
+            let hung_at = tokio::time::Instant::now();
+            tokio::time::timeout(Duration::from_secs(5), breaker.hung())
+                .await
+                .expect("the hang is found");
+            let took = hung_at.elapsed();
+            assert!(
+                took <= DETECTS_HANG_WITHIN,
+                "hang at +{offset_ms} ms known after {took:?}"
+            );
+            stop.send_replace(true);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_slow_probe_under_load_does_not_open_the_breaker() {
+        let state = Arc::new(std::sync::Mutex::new(Some(Duration::from_millis(3))));
+        let (breaker, stop) = probed(state.clone());
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        // One answer later than the probe timeout, then answers again.
+        *state.lock().unwrap() = Some(PROBE_TIMEOUT + Duration::from_millis(100));
+        tokio::time::sleep(PROBE_EVERY).await;
+        *state.lock().unwrap() = Some(Duration::from_millis(3));
+        for _ in 0..40 {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+            assert!(!breaker.is_open(), "one slow probe is tolerated");
+        }
+        // Answers slower than the timeout every time: that is a hang.
+        *state.lock().unwrap() = Some(PROBE_TIMEOUT * 2);
+        tokio::time::timeout(Duration::from_secs(2), breaker.hung())
+            .await
+            .expect("opened");
         stop.send_replace(true);
     }
 

@@ -4,9 +4,11 @@
 //!
 //! Outermost first, per request:
 //!
-//! 1. the time bound: tonic's server timeout, the shorter of the caller's
-//!    `grpc-timeout` and `max_request_ms` (tonic answers CANCELLED, which the
-//!    gateway reads as its own deadline expiring);
+//! 1. the time bound ([`crate::grpc_deadline`]): the shorter of the
+//!    caller's `grpc-timeout` and `max_request_ms`, handed to the service,
+//!    which stops its work just before it; past it the RPC answers
+//!    DEADLINE_EXCEEDED with the ErrorInfo of the code table, never tonic's
+//!    CANCELLED without details;
 //! 2. load shedding in front of a concurrency limit shared by all
 //!    connections ([`Guarded`]): past `max_concurrent_requests` RPCs in
 //!    flight an RPC is refused at once with RESOURCE_EXHAUSTED
@@ -107,7 +109,8 @@ const OVERLOADED_RETRY: Duration = Duration::from_secs(1);
 const HEALTH_PREFIX: &str = "/grpc.health.v1.Health/";
 
 /// The server builder with the layers every Chataigne gRPC server shares.
-pub type GrpcServer = Server<Stack<GuardLayer, Identity>>;
+pub type GrpcServer =
+    Server<Stack<GuardLayer, Stack<crate::grpc_deadline::DeadlineLayer, Identity>>>;
 
 /// The declared stack of a gRPC server, outermost first (see the module doc).
 pub fn builder(limits: &GrpcServerLimits) -> GrpcServer {
@@ -119,8 +122,10 @@ pub fn builder(limits: &GrpcServerLimits) -> GrpcServer {
         .http2_keepalive_interval(Some(Duration::from_secs(limits.keep_alive_interval_secs)))
         .http2_keepalive_timeout(Some(Duration::from_secs(limits.keep_alive_timeout_secs)))
         // Every RPC ends by the caller's deadline or the server's cap, so no
-        // work outlives the caller that asked for it.
-        .timeout(Duration::from_millis(limits.max_request_ms))
+        // work outlives the caller that asked for it, with DEADLINE_EXCEEDED.
+        .layer(crate::grpc_deadline::DeadlineLayer {
+            cap: Duration::from_millis(limits.max_request_ms),
+        })
         // Past the concurrency limit an RPC is refused at once with
         // RESOURCE_EXHAUSTED rather than queued; health checks pass.
         .layer(GuardLayer::new(limits.max_concurrent_requests))

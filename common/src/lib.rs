@@ -21,6 +21,7 @@ pub mod error_reporting;
 mod eventually;
 pub mod expiring;
 pub mod grants;
+pub mod grpc_deadline;
 pub mod grpc_health;
 pub mod grpc_reflection;
 pub mod grpc_server;

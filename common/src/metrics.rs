@@ -118,13 +118,11 @@ pub fn gauge_vec(
 }
 
 /// The release's version (the workspace version) and the source revision it
-/// was built from (`CHATAIGNE_BUILD_REVISION` at build time, e.g. the git
-/// commit the image build passes; `unknown` otherwise).
+/// was built from (`build.rs`: `CHATAIGNE_BUILD_REVISION` at build time, e.g.
+/// the commit the image build passes, else the checkout's commit from git,
+/// else `unknown`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-pub const REVISION: &str = match option_env!("CHATAIGNE_BUILD_REVISION") {
-    Some(revision) => revision,
-    None => "unknown",
-};
+pub const REVISION: &str = env!("CHATAIGNE_REVISION");
 
 /// What `--version` prints after a binary's name: the version and the
 /// revision (`0.1.0 (revision 1a2b3c4)`).

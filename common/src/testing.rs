@@ -36,18 +36,43 @@ pub fn run_with_env(binary: &str, args: &[&str], env: &[(&str, &str)]) -> (bool,
     )
 }
 
+/// The revision a build of this checkout embeds, asked of git now:
+/// `CHATAIGNE_BUILD_REVISION` when set, else `git rev-parse --short=12
+/// HEAD`, else `unknown` (no git, no repository).
+pub fn checkout_revision() -> String {
+    if let Some(given) = std::env::var("CHATAIGNE_BUILD_REVISION")
+        .ok()
+        .map(|revision| revision.trim().to_owned())
+        .filter(|revision| !revision.is_empty())
+    {
+        return given;
+    }
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .map(|line| line.trim().to_owned())
+        .filter(|line| !line.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
 /// Asserts that `binary --version` prints the binary's name, then this
-/// release's version and source revision.
+/// release's version and the revision of the checkout it was built from
+/// (the commit git names HEAD now).
 pub fn assert_prints_its_version(binary: &str) {
     let (ok, out, err) = run_with_env(binary, &["--version"], &[]);
     assert!(ok, "{err}");
     let line = out.trim();
     assert!(line.starts_with("chataigne"), "{line}");
+    let revision = checkout_revision();
+    assert_eq!(crate::metrics::REVISION, revision, "built from HEAD");
     assert!(
         line.ends_with(&format!(
-            " {} (revision {})",
-            crate::metrics::VERSION,
-            crate::metrics::REVISION
+            " {} (revision {revision})",
+            crate::metrics::VERSION
         )),
         "{line}"
     );

@@ -1,19 +1,28 @@
 //! Embedded Chataigne: the whole stack on loopback with SQLite files and the
 //! demo tenant set. Prints the MCP URL, the OAuth issuer, the tool-service's
 //! gRPC address, a demo manager's bearer token and a ready `curl` line, then
-//! serves until Ctrl-C or SIGTERM.
+//! serves until Ctrl-C or SIGTERM. With a subcommand it administers the
+//! embedded stack of its `--data-dir` instead (users, clients and service
+//! accounts, roles, memberships, consents, sessions, signing keys, the write
+//! switch), through the same library functions as the auth-service's and the
+//! tool-service's own administration commands.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chataigne_common::telemetry::{self, LogFormat};
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(about = "Run the whole Chataigne MCP stack locally (embedded mode)", version = chataigne_common::metrics::version_line())]
 struct Args {
     /// Directory of the SQLite databases.
-    #[arg(long, default_value = ".chataigne", env = "CHATAIGNE_DATA_DIR")]
+    #[arg(
+        long,
+        default_value = ".chataigne",
+        env = "CHATAIGNE_DATA_DIR",
+        global = true
+    )]
     data_dir: PathBuf,
     /// Port of the MCP endpoint on 127.0.0.1 (0: any free port).
     #[arg(long, default_value_t = 8080, env = "CHATAIGNE_PORT")]
@@ -27,11 +36,55 @@ struct Args {
     /// the platform's codes).
     #[arg(long, default_value = "default", env = "CHATAIGNE_PROFILE", value_parser = ["default", "google"])]
     profile: String,
+    /// Administer the embedded stack of `--data-dir` (it may be running)
+    /// instead of serving it.
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The run-time switch of every write tool, read before each write.
+    Writes {
+        #[command(subcommand)]
+        action: chataigne_tools::ops::WritesAction,
+    },
+    #[command(flatten)]
+    Admin(chataigne_auth::admin_cli::AdminCommand),
+}
+
+/// Runs one administration command on the embedded stack of `data_dir`
+/// (`migrate` migrates both of its databases).
+async fn administer(data_dir: &Path, command: Command) -> anyhow::Result<()> {
+    let tools = || -> anyhow::Result<chataigne_tools::Config> {
+        let mut config = chataigne_tools::Config::default();
+        chataigne_tools::ops::use_data_dir(&mut config, data_dir)?;
+        config.validate()?;
+        Ok(config)
+    };
+    match command {
+        Command::Writes { action } => {
+            println!("{}", chataigne_tools::ops::writes(&tools()?, action).await?);
+            Ok(())
+        }
+        Command::Admin(admin) => {
+            if let chataigne_auth::admin_cli::AdminCommand::Migrate = admin {
+                chataigne_tools::ops::migrate(&tools()?).await?;
+            }
+            let mut config = chataigne_auth::Config::default();
+            chataigne_auth::admin_cli::use_data_dir(&mut config, data_dir)?;
+            config.validate()?;
+            chataigne_auth::admin_cli::run(config, admin).await
+        }
+    }
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if let Some(command) = args.command {
+        return administer(&args.data_dir, command).await;
+    }
     telemetry::init("chataigne", LogFormat::Text);
     std::fs::create_dir_all(&args.data_dir)?;
     let mut config = chataigne::StackConfig::embedded(&args.data_dir);

@@ -82,6 +82,40 @@ pub async fn unary<M: Message + Send + Sync + 'static>(
     grpc.unary(request, path, codec).await.map(|_| ())
 }
 
+/// Like [`unary`] with a deadline, over a bare HTTP/2 client that keeps no
+/// timer of its own: the deadline travels as `grpc-timeout` only, so the
+/// status is always the one the server answered (tonic's channel ends its
+/// own calls at their `grpc-timeout` with CANCELLED, racing the server).
+pub async fn unary_timed_by_the_server<M: Message + Send + Sync + 'static>(
+    url: &str,
+    rpc: &str,
+    message: M,
+    credential: &str,
+    timeout: Duration,
+) -> Result<(), tonic::Status> {
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .http2_only(true)
+        .build_http::<tonic::body::Body>();
+    let origin: tonic::codegen::http::Uri = url.parse().expect("a URL");
+    let mut grpc = tonic::client::Grpc::with_origin(client, origin);
+    grpc.ready().await.expect("client ready");
+    let mut request = tonic::Request::new(message);
+    if !credential.is_empty() {
+        request.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {credential}").parse().expect("ascii"),
+        );
+    }
+    let micros = timeout.as_micros().max(1);
+    request
+        .metadata_mut()
+        .insert("grpc-timeout", format!("{micros}u").parse().expect("ascii"));
+    let path =
+        tonic::codegen::http::uri::PathAndQuery::try_from(format!("/{rpc}")).expect("an RPC path");
+    let codec = tonic_prost::ProstCodec::<M, ()>::default();
+    grpc.unary(request, path, codec).await.map(|_| ())
+}
+
 /// Mints principal assertions as the gateway does, one per call, for tests
 /// that hold a token and call the tool-service directly many times.
 #[derive(Clone)]

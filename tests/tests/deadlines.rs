@@ -356,6 +356,9 @@ const RPC_DEADLINE: Duration = Duration::from_millis(1_500);
 /// tokens whose assertions (one per call) they present.
 struct Targets {
     url: String,
+    /// Calls sent over a bare HTTP/2 client whose deadline only the server
+    /// keeps (`typed_rpc::unary_timed_by_the_server`), not over a channel.
+    server_timed: bool,
     minter: typed_rpc::Minter,
     manager: String,
     admin: String,
@@ -383,6 +386,7 @@ impl Targets {
             .await;
         Targets {
             url: sandbox.tools_grpc_url.clone(),
+            server_timed: false,
             minter: typed_rpc::Minter::new(sandbox),
             manager,
             admin,
@@ -411,13 +415,30 @@ impl Targets {
         }
     }
 
+    /// Sends one call of `rpc` presenting `credential`.
+    async fn send<M: prost::Message + Send + Sync + 'static>(
+        &self,
+        rpc: &str,
+        request: M,
+        credential: &str,
+        timeout: Option<Duration>,
+    ) -> Result<(), tonic::Status> {
+        match timeout.filter(|_| self.server_timed) {
+            Some(timeout) => {
+                typed_rpc::unary_timed_by_the_server(&self.url, rpc, request, credential, timeout)
+                    .await
+            }
+            None => unary(&self.url, rpc, request, credential, timeout).await,
+        }
+    }
+
     /// A valid request of `rpc` (`Service/Method` of the tools package, or
     /// `ToolCatalog/CallTool`), sent with `timeout`. `key` keeps the
     /// idempotency keys of separate calls apart.
     async fn call(&self, rpc: &str, timeout: Duration, key: &str) -> Result<(), tonic::Status> {
         // An assertion is for one call: a new one each time.
         let manager = &self.minter.assertion(&self.manager).await;
-        let (url, t) = (&self.url, Some(timeout));
+        let t = Some(timeout);
         let short = rpc.strip_prefix("chataigne.tools.v1.").unwrap_or(rpc);
         let page = Some(pb::Page {
             limit: 5,
@@ -427,7 +448,7 @@ impl Targets {
         match short {
             "Restaurant/ListOrganizations" => {
                 let request = pb::ListOrganizationsRequest::default();
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Restaurant/ListLocations" => {
                 let request = pb::ListLocationsRequest {
@@ -435,7 +456,7 @@ impl Targets {
                     page,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Restaurant/ListOrders" => {
                 let request = pb::ListOrdersRequest {
@@ -443,21 +464,21 @@ impl Targets {
                     page,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Restaurant/GetOrder" => {
                 let request = pb::GetOrderRequest {
                     order_id: self.order.clone(),
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Locations/GetLocation" => {
                 let request = pb::GetLocationRequest {
                     location_id,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Locations/GetLocationSettings" => {
                 let request = pb::GetLocationSettingsRequest {
@@ -465,14 +486,14 @@ impl Targets {
                     sections: vec![pb::SettingsSection::Delivery as i32],
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Locations/GetLocationStatus" => {
                 let request = pb::GetLocationStatusRequest {
                     location_id,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Locations/UpdateLocationStatus" => {
                 let request = pb::UpdateLocationStatusRequest {
@@ -481,7 +502,7 @@ impl Targets {
                     expected_status: pb::IntakeStatus::Accepting as i32,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Locations/ListDiscounts" => {
                 let request = pb::ListDiscountsRequest {
@@ -489,7 +510,7 @@ impl Targets {
                     page,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Locations/ListIntegrations" => {
                 let request = pb::ListIntegrationsRequest {
@@ -497,7 +518,7 @@ impl Targets {
                     page,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Catalog/ListCatalogItems" => {
                 let request = pb::ListCatalogItemsRequest {
@@ -505,7 +526,7 @@ impl Targets {
                     page,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Catalog/UpdateCatalogItemAvailability" => {
                 let request = pb::UpdateCatalogItemAvailabilityRequest {
@@ -514,7 +535,7 @@ impl Targets {
                     expected_availability: pb::ItemAvailability::Available as i32,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "OrderUpdates/UpdateOrderStatus" => {
                 let request = pb::UpdateOrderStatusRequest {
@@ -523,7 +544,7 @@ impl Targets {
                     expected_status: pb::OrderStatus::Received as i32,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Customers/ListCustomers" => {
                 let request = pb::ListCustomersRequest {
@@ -531,14 +552,14 @@ impl Targets {
                     page,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Customers/GetCustomer" => {
                 let request = pb::GetCustomerRequest {
                     customer_id: self.customer.clone(),
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Conversations/ListConversations" => {
                 let request = pb::ListConversationsRequest {
@@ -546,14 +567,14 @@ impl Targets {
                     page,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Conversations/GetConversation" => {
                 let request = pb::GetConversationRequest {
                     conversation_id: self.conversation.clone(),
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Analytics/QueryAnalytics" => {
                 let request = pb::QueryAnalyticsRequest {
@@ -564,7 +585,7 @@ impl Targets {
                     bucket: pb::AnalyticsBucket::Week as i32,
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "ConversationWrites/SendMessage" => {
                 let request = pb::SendMessageRequest {
@@ -573,7 +594,7 @@ impl Targets {
                     idempotency_key: format!("typed-message-{key}"),
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "ConversationWrites/SendInstruction" => {
                 let request = pb::SendInstructionRequest {
@@ -582,7 +603,7 @@ impl Targets {
                     idempotency_key: format!("typed-instruction-{key}"),
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             "Provisioning/CreateOrganization" => {
                 let request = pb::CreateOrganizationRequest {
@@ -590,14 +611,8 @@ impl Targets {
                     idempotency_key: format!("typed-organization-{key}"),
                     ..Default::default()
                 };
-                unary(
-                    url,
-                    rpc,
-                    request,
-                    &self.minter.assertion(&self.admin).await,
-                    t,
-                )
-                .await
+                let admin = &self.minter.assertion(&self.admin).await;
+                self.send(rpc, request, admin, t).await
             }
             "Provisioning/CreateLocation" => {
                 let request = pb::CreateLocationRequest {
@@ -612,14 +627,8 @@ impl Targets {
                     idempotency_key: format!("typed-location-{key}"),
                     ..Default::default()
                 };
-                unary(
-                    url,
-                    rpc,
-                    request,
-                    &self.minter.assertion(&self.admin).await,
-                    t,
-                )
-                .await
+                let admin = &self.minter.assertion(&self.admin).await;
+                self.send(rpc, request, admin, t).await
             }
             "ToolCatalog/CallTool" => {
                 let request = pb::CallToolRequest {
@@ -627,7 +636,7 @@ impl Targets {
                     arguments_json: format!(r#"{{"location_id":"{LOC_PARIS}","limit":3}}"#),
                     ..Default::default()
                 };
-                unary(url, rpc, request, manager, t).await
+                self.send(rpc, request, manager, t).await
             }
             other => panic!("{other} has no case here: give it a valid request"),
         }
@@ -713,6 +722,68 @@ async fn every_typed_rpc_stops_at_its_deadline_and_its_statement_is_cancelled_in
         )
         .await;
     assert!(again.is_ok(), "served again: {again:?}");
+    pool.close().await;
+    sandbox.shutdown().await;
+}
+
+/// An expired deadline is always DEADLINE_EXCEEDED with the ErrorInfo of the
+/// code table, never CANCELLED without details, however short the deadline
+/// and wherever the call is when it passes (its request still arriving, its
+/// credential being admitted, its statement waiting on the lock): 40 calls
+/// with deadlines of 1 to 34 ms over real gRPC, reads and a write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn very_short_deadlines_are_always_deadline_exceeded_with_details() {
+    use tonic_types::StatusExt;
+    let Some((sandbox, pool)) = sandbox().await else {
+        return;
+    };
+    let mut targets = Targets::load(&sandbox, &pool).await;
+    // The status the server answers, not the client's own expiry.
+    targets.server_timed = true;
+    let rpcs = [
+        "chataigne.tools.v1.Restaurant/ListOrders",
+        "chataigne.tools.v1.Restaurant/GetOrder",
+        "chataigne.tools.v1.ToolCatalog/CallTool",
+        "chataigne.tools.v1.Locations/GetLocation",
+        "chataigne.tools.v1.OrderUpdates/UpdateOrderStatus",
+    ];
+    let deadlines_ms = [1, 2, 3, 5, 8, 13, 21, 34];
+    let held = lock_every_table(&pool).await;
+    let mut answers = Vec::new();
+    for index in 0..rpcs.len() * deadlines_ms.len() {
+        let rpc = rpcs[index % rpcs.len()];
+        let deadline = Duration::from_millis(deadlines_ms[index / rpcs.len()]);
+        let key = format!("short-{index:04}");
+        let status = targets
+            .call(rpc, deadline, &key)
+            .await
+            .expect_err("the tables are locked");
+        let reason = status.get_details_error_info().map(|info| info.reason);
+        answers.push((rpc, deadline, status.code(), reason));
+    }
+    held.rollback().await.expect("lock released");
+    for (rpc, deadline, code, reason) in &answers {
+        assert_eq!(
+            *code,
+            tonic::Code::DeadlineExceeded,
+            "{rpc} at {deadline:?}: {answers:?}"
+        );
+        // A read is a timeout; a write is a timeout when its work never
+        // started, else its outcome is unknown.
+        let kind = if rpc.ends_with("/CallTool") {
+            ToolKind::Read
+        } else {
+            typed_rpc::kind(rpc)
+        };
+        let expected: &[&str] = match kind {
+            ToolKind::Write => &["MCP_TOOL_TIMEOUT", "MCP_OUTCOME_UNKNOWN"],
+            ToolKind::Read => &["MCP_TOOL_TIMEOUT"],
+        };
+        assert!(
+            reason.as_deref().is_some_and(|r| expected.contains(&r)),
+            "{rpc} at {deadline:?} answered {reason:?}: {answers:?}"
+        );
+    }
     pool.close().await;
     sandbox.shutdown().await;
 }

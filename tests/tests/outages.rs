@@ -402,9 +402,9 @@ async fn a_call_waiting_on_a_hung_tool_service_ends_when_its_breaker_opens() {
         Some("MCP_DEPENDENCY_UNAVAILABLE"),
         "{body}"
     );
-    // The hang is known after two failed probes of 1 s each: the waiting
-    // call ends then, far from its 20 s deadline.
-    assert!(took < Duration::from_secs(5), "ended after {took:?}");
+    // The hang is known within a second (two probes timing out back to
+    // back): the waiting call ends then, far from its 20 s deadline.
+    assert!(took < HANG_KNOWN, "ended after {took:?}");
     tools.set(Mode::Forward);
     stop.cancel();
     sandbox.shutdown().await;
@@ -439,13 +439,18 @@ async fn a_token_check_waiting_on_a_hung_auth_service_ends_when_its_breaker_open
         body["error"]["data"]["code"], "MCP_DEPENDENCY_UNAVAILABLE",
         "{body}"
     );
-    // The hang is known after two failed probes of 1 s each: the waiting
-    // check ends then, far from its 20 s deadline.
-    assert!(took < Duration::from_secs(5), "ended after {took:?}");
+    // The hang is known within a second (two probes timing out back to
+    // back): the waiting check ends then, far from its 20 s deadline.
+    assert!(took < HANG_KNOWN, "ended after {took:?}");
     auth.set(Mode::Forward);
     stop.cancel();
     sandbox.shutdown().await;
 }
+
+/// A hung dependency is known within a second
+/// (`chataigne_common::breaker::DETECTS_HANG_WITHIN`, 950 ms), plus a small
+/// margin for the answer to travel on a loaded machine.
+const HANG_KNOWN: Duration = Duration::from_millis(1_250);
 
 /// The auth and read deadlines of the outage test's extra gateway: until a
 /// hang is known, calls wait this long.
@@ -1149,4 +1154,90 @@ async fn list_orders_typed(url: &str, credential: &str) -> Result<(), tonic::Sta
 
 fn dependency_unavailable(status: &tonic::Status) -> bool {
     decode_status(status).code == ErrorCode::DependencyUnavailable
+}
+
+/// Calls already waiting for a pooled connection when PostgreSQL hangs
+/// (connections open, nothing answered) end as soon as the tool-service's
+/// health probe finds the database down, with `MCP_DEPENDENCY_UNAVAILABLE`
+/// and a retry hint, instead of waiting out the pool's acquire timeout
+/// (3 s) or their deadline (20 s here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_waiting_for_a_pooled_connection_end_when_postgres_is_found_hung() {
+    const LONG: Duration = Duration::from_secs(20);
+    let prefix = prefix();
+    let Some((sandbox, proxy, _db)) = sandbox_behind_proxy(&prefix, Database::Tools, |_| {}).await
+    else {
+        return;
+    };
+    let token = sandbox.token(USER_MANAGER).await;
+    let mut assertions = Vec::new();
+    for _ in 0..3 {
+        assertions.push(typed_rpc::assertion(&sandbox, &token).await);
+    }
+    let channel = tonic::transport::Endpoint::from_shared(sandbox.tools_grpc_url.clone())
+        .expect("URL")
+        .connect()
+        .await
+        .expect("tool-service reachable");
+    assert_eq!(
+        overall_health(&sandbox.tools_grpc_url).await,
+        Some(ServingStatus::Serving as i32)
+    );
+
+    proxy.set(Mode::Stall);
+    let calls: Vec<_> = assertions
+        .into_iter()
+        .map(|assertion| {
+            let mut direct = ToolCatalogClient::new(channel.clone());
+            tokio::spawn(async move {
+                let mut request = tonic::Request::new(CallToolRequest {
+                    name: "chataigne_organizations_list".to_owned(),
+                    arguments_json: "{}".to_owned(),
+                    ..Default::default()
+                });
+                request.set_timeout(LONG);
+                request.metadata_mut().insert(
+                    "authorization",
+                    format!("Bearer {assertion}").parse().expect("ascii"),
+                );
+                let answer = direct.call_tool(request).await;
+                (answer.map(|_| ()), Instant::now())
+            })
+        })
+        .collect();
+    let url = sandbox.tools_grpc_url.clone();
+    chataigne_common::testing::eventually(
+        "the database found down",
+        Duration::from_secs(10),
+        || {
+            let url = url.clone();
+            async move { overall_health(&url).await == Some(ServingStatus::NotServing as i32) }
+        },
+    )
+    .await;
+    let found_down = Instant::now();
+    for call in calls {
+        let (answer, ended) = call.await.expect("call task");
+        let refused = answer.expect_err("the database is hung");
+        let decoded = decode_status(&refused);
+        assert_eq!(
+            decoded.code,
+            ErrorCode::DependencyUnavailable,
+            "{refused:?}"
+        );
+        assert!(
+            decoded.retry_after.is_some(),
+            "with a retry hint: {refused:?}"
+        );
+        // Released when the database was found down (the health status
+        // follows the same probe verdict), not at the pool's timeout.
+        assert!(
+            ended < found_down + Duration::from_millis(100),
+            "ended {:?} after the stall, the database found down after {:?}",
+            ended - stalled,
+            found_down - stalled
+        );
+    }
+    proxy.set(Mode::Forward);
+    sandbox.shutdown().await;
 }

@@ -48,7 +48,7 @@ enum Command {
     /// before each write.
     Writes {
         #[command(subcommand)]
-        action: WritesAction,
+        action: chataigne_tools::ops::WritesAction,
     },
     /// The configuration: `config check` validates it as `serve` would and
     /// prints it with secrets redacted.
@@ -60,20 +60,6 @@ enum Command {
 enum ConfigCommand {
     /// Load the file and environment, validate, print (exit 0 when valid).
     Check,
-}
-
-#[derive(Subcommand)]
-enum WritesAction {
-    /// Refuse every write tool from the next call on (reads keep working).
-    Disable {
-        /// Why, for other operators (kept with the switch, never sent to clients).
-        #[arg(long)]
-        reason: Option<String>,
-    },
-    /// Allow write tools again.
-    Enable,
-    /// Print the switch's state.
-    Status,
 }
 
 #[tokio::main]
@@ -149,15 +135,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Writes { action } => {
-            let operator = chataigne_tools::ops::Operator::open(&config).await?;
-            let switch = match action {
-                WritesAction::Disable { reason } => {
-                    operator.disable_writes(reason.as_deref()).await?
-                }
-                WritesAction::Enable => operator.enable_writes().await?,
-                WritesAction::Status => operator.writes_status().await?,
-            };
-            println!("{}", chataigne_tools::ops::describe_writes(&switch));
+            println!("{}", chataigne_tools::ops::writes(&config, action).await?);
             Ok(())
         }
         Command::Config(ConfigCommand::Check) => Ok(()),

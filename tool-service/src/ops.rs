@@ -165,6 +165,33 @@ impl Operator {
     }
 }
 
+/// The `writes` subcommands of the tool-service binary and the launcher.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum WritesAction {
+    /// Refuse every write tool from the next call on (reads keep working).
+    Disable {
+        /// Why, for other operators (kept with the switch, never sent to clients).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Allow write tools again.
+    Enable,
+    /// Print the switch's state.
+    Status,
+}
+
+/// Runs one `writes` subcommand against the database of `config`; returns
+/// the line describing the switch afterwards.
+pub async fn writes(config: &Config, action: WritesAction) -> anyhow::Result<String> {
+    let operator = Operator::open(config).await?;
+    let switch = match action {
+        WritesAction::Disable { reason } => operator.disable_writes(reason.as_deref()).await?,
+        WritesAction::Enable => operator.enable_writes().await?,
+        WritesAction::Status => operator.writes_status().await?,
+    };
+    Ok(describe_writes(&switch))
+}
+
 /// The store's error with its detail: operators read it (it never reaches
 /// an MCP client), e.g. a database not migrated yet.
 fn unreadable(error: DomainError) -> anyhow::Error {

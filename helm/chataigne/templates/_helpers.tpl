@@ -217,6 +217,26 @@ metrics=$(get "$GATEWAY_INTERNAL/metrics") || fail "GET /metrics"
 for family in chataigne_gateway_build_info process_resident_memory_bytes process_start_time_seconds; do
   echo "$metrics" | grep -q "^$family" || fail "/metrics has no $family"
 done
+if [ -z "${SMOKE_CLIENT_ID:-}" ]; then
+  echo "no service account configured (tests.serviceAccount.secret): health, readiness and metrics checked, no tool called"
+elif [ -z "${SMOKE_TOOL_SERVICE_GRPC:-}" ]; then
+  echo "internal TLS on: the service account's tool call is left to chataigne-auth-service smoke-test"
+else
+  answer=$(curl --silent --show-error --fail --max-time 10 --retry "${SMOKE_RETRIES:-5}" --retry-delay 2 --retry-all-errors \
+    --user "$SMOKE_CLIENT_ID:$SMOKE_CLIENT_SECRET" --data grant_type=client_credentials "$SMOKE_ISSUER/token") \
+    || fail "POST $SMOKE_ISSUER/token: no token for the service account $SMOKE_CLIENT_ID"
+  token=$(echo "$answer" | sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
+  [ -n "$token" ] || fail "$SMOKE_ISSUER/token answered no access token"
+  # Restaurant/ListOrganizations (chataigne_organizations_list), an empty
+  # request framed as gRPC; the status is in the trailers.
+  rpc="$SMOKE_TOOL_SERVICE_GRPC/chataigne.tools.v1.Restaurant/ListOrganizations"
+  called=$(printf '\000\000\000\000\000' | curl --silent --show-error --http2-prior-knowledge --max-time 20 \
+    -H 'content-type: application/grpc' -H 'te: trailers' -H "authorization: Bearer $token" \
+    --data-binary @- --dump-header - --output /dev/null "$rpc") || fail "POST $rpc"
+  echo "$called" | grep -qi '^grpc-status: *0' \
+    || fail "ListOrganizations as $SMOKE_CLIENT_ID: $(echo "$called" | grep -i '^grpc-')"
+  echo "called chataigne_organizations_list (Restaurant/ListOrganizations) as the service account $SMOKE_CLIENT_ID"
+fi
 echo "smoke test passed: the gateway is up and ready, both backends serve, metrics are exposed"
 {{- end -}}
 

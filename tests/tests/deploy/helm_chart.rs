@@ -1835,10 +1835,11 @@ fn pods_take_a_priority_class_extra_volumes_and_containers_and_existing_service_
 
 /// Runs the smoke script of the rendered test Pod, with its environment
 /// pointed at `gateway_internal` (no retries): its exit status and output.
-fn run_smoke(script: &str, gateway_internal: &str) -> (bool, String) {
+fn run_smoke(script: &str, gateway_internal: &str, env: &[(String, String)]) -> (bool, String) {
     let output = Command::new("sh")
         .args(["-c", script])
         .env("GATEWAY_INTERNAL", gateway_internal)
+        .envs(env.iter().map(|(name, value)| (name, value)))
         .env("SMOKE_RETRIES", "0")
         .output()
         .expect("run sh");
@@ -1871,6 +1872,70 @@ fn the_helm_test_pod_smoke_tests_the_gateway_and_its_backends() {
         env["value"],
         "http://chataigne-gateway-internal.chataigne.svc.cluster.local:9090"
     );
+    // Without a service account: health only, and the script says so.
+    assert_eq!(container["env"].as_array().map(Vec::len), Some(1));
+    let health_only = str_at(container, "/args/0").to_owned();
+    assert!(health_only.contains("no service account configured"));
+
+    let np = report.find("NetworkPolicy", "chataigne-tool-service");
+    assert!(
+        !serde_json::to_string(np).unwrap().contains("\"test\""),
+        "without a service account the tool-service admits no test Pod: {np:#}"
+    );
+
+    // With one: a token from the authorization server, then a read tool on
+    // the tool-service's gRPC API (the audience of service-account tokens),
+    // the credentials from the Secret.
+    let report = check(
+        &python,
+        &[TEST_VALUES],
+        &[r#"tests.serviceAccount.secret="smoke-account""#],
+    );
+    report.assert_valid("test Pod with a service account");
+    let with_account = &report.find("Pod", "chataigne-test-smoke")["spec"]["containers"][0];
+    let env: Vec<&Value> = with_account["env"].as_array().unwrap().iter().collect();
+    let named = |name: &str| {
+        *env.iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {env:?}"))
+    };
+    assert_eq!(named("SMOKE_ISSUER")["value"], "https://auth.example.com");
+    assert_eq!(
+        named("SMOKE_TOOL_SERVICE_GRPC")["value"],
+        "http://chataigne-tool-service-headless.chataigne.svc.cluster.local:50052"
+    );
+    let np = report.find("NetworkPolicy", "chataigne-tool-service");
+    let from_test: Vec<&Value> = np["spec"]["ingress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|rule| {
+            rule["from"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "test"
+        })
+        .collect();
+    assert_eq!(from_test.len(), 1, "{np:#}");
+    assert_eq!(
+        from_test[0]["ports"],
+        serde_json::json!([{"protocol": "TCP", "port": 50052}])
+    );
+    assert_eq!(
+        named("SMOKE_CLIENT_ID")["valueFrom"]["secretKeyRef"],
+        serde_json::json!({"name": "smoke-account", "key": "client-id"})
+    );
+    assert_eq!(
+        named("SMOKE_CLIENT_SECRET")["valueFrom"]["secretKeyRef"],
+        serde_json::json!({"name": "smoke-account", "key": "client-secret"})
+    );
+    assert!(
+        env.iter().all(|e| e
+            .get("value")
+            .is_none_or(|v| !v.to_string().contains("secret"))),
+        "no credential in the Pod spec: {env:?}"
+    );
+    let script = str_at(with_account, "/args/0");
+    assert_eq!(script, health_only, "one script, driven by its environment");
+    assert!(script.contains("grant_type=client_credentials"), "{script}");
+    assert!(script.contains("chataigne_organizations_list"), "{script}");
     // The gateway's NetworkPolicy admits it to the internal port only.
     let np = report.find("NetworkPolicy", "chataigne-gateway");
     let from_test: Vec<&Value> = np["spec"]["ingress"]
@@ -1924,14 +1989,62 @@ fn the_helm_test_pod_smoke_tests_the_gateway_and_its_backends() {
         let url = sandbox.gateway_internal_url.clone();
         let (ok, output) = tokio::task::spawn_blocking({
             let (script, url) = (script.clone(), url.clone());
-            move || run_smoke(&script, &url)
+            move || run_smoke(&script, &url, &[])
         })
         .await
         .unwrap();
         assert!(ok, "{output}");
         assert!(output.contains("smoke test passed"), "{output}");
+        assert!(output.contains("no service account configured"), "{output}");
+        // With a service account of the running stack: the tool is called.
+        let (client_id, secret) = sandbox
+            .service_account(
+                "smoke",
+                "businessOrganization.read",
+                chataigne_tests::demo::ORG_BISTRO,
+                "manager",
+            )
+            .await;
+        let account = vec![
+            (
+                "SMOKE_ISSUER".to_owned(),
+                sandbox.stack.auth_http_url.clone(),
+            ),
+            (
+                "SMOKE_TOOL_SERVICE_GRPC".to_owned(),
+                sandbox.tools_grpc_url.clone(),
+            ),
+            ("SMOKE_CLIENT_ID".to_owned(), client_id),
+            ("SMOKE_CLIENT_SECRET".to_owned(), secret.clone()),
+        ];
+        let (ok, output) = tokio::task::spawn_blocking({
+            let (script, url, account) = (script.clone(), url.clone(), account.clone());
+            move || run_smoke(&script, &url, &account)
+        })
+        .await
+        .unwrap();
+        assert!(ok, "{output}");
+        assert!(
+            output.contains("called chataigne_organizations_list"),
+            "{output}"
+        );
+        assert!(!output.contains(&secret), "the secret is never printed");
+        // A wrong secret: no token, said so.
+        let mut wrong = account.clone();
+        wrong[3].1 = "not-the-secret".to_owned();
+        let (ok, output) = tokio::task::spawn_blocking({
+            let (script, url) = (script.clone(), url.clone());
+            move || run_smoke(&script, &url, &wrong)
+        })
+        .await
+        .unwrap();
+        assert!(!ok, "{output}");
+        assert!(
+            output.contains("no token for the service account"),
+            "{output}"
+        );
         sandbox.stop_tool_service().await.expect("stopped");
-        let (ok, output) = tokio::task::spawn_blocking(move || run_smoke(&script, &url))
+        let (ok, output) = tokio::task::spawn_blocking(move || run_smoke(&script, &url, &[]))
             .await
             .unwrap();
         assert!(!ok, "{output}");

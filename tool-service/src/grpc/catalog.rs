@@ -152,10 +152,11 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
         let started = Instant::now();
         let presented =
             credential(&request).map_err(|error| to_status_at(error, ToolKind::Read, None))?;
-        let timeout = deadline::of(&request);
-        let call = request.into_inner();
-        let spec = ToolId::by_name(&call.name).map(ToolId::spec);
+        let deadline = deadline::of(&request);
+        let spec = ToolId::by_name(&request.get_ref().name).map(ToolId::spec);
         let kind = spec.map_or(ToolKind::Read, |spec| spec.kind);
+        deadline::starts(&request, kind);
+        let call = request.into_inner();
         let class = spec.map_or(DeadlineClass::Read, |spec| spec.deadline);
         let locale = Locale::parse(&call.locale);
         let now_ms = chrono::Utc::now().timestamp_millis();
@@ -176,7 +177,7 @@ impl<S: Store, A: Access> pb::tool_catalog_server::ToolCatalog for CatalogServic
                 None => Err(DomainError::invalid("", "the arguments are not valid JSON")),
             }
         };
-        let outcome = runner::bounded(&self.tools, timeout, (kind, class), presented, work).await;
+        let outcome = runner::bounded(&self.tools, deadline, (kind, class), presented, work).await;
         let null = serde_json::Value::Null;
         let site = spec.map(|tool| CallSite {
             tool,

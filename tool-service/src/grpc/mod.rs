@@ -52,6 +52,7 @@ use crate::metrics::{MetricsLayer, ToolMetrics};
 use crate::store::Store;
 use crate::tools::Tools;
 
+pub use database_gate::connection_handed;
 pub use status::to_status;
 
 /// Serves the tool services and the standard health service on `listener`

@@ -9,7 +9,6 @@
 //! public RPC ([`public`]): no credential is read, nothing else is skipped.
 
 use std::future::Future;
-use std::time::Duration;
 
 use chataigne_common::codes::FieldViolation;
 use tonic::{Request, Response, Status};
@@ -25,14 +24,14 @@ use crate::tools::{
     Answered, CallContext, DeadlineClass, Reply, ToolKind, Tools, deadline as tools_deadline,
 };
 
-/// Runs `work` for an RPC of `kind` within `timeout` (each database
+/// Runs `work` for an RPC of `kind` until its `deadline` (each database
 /// statement bounded by what remains of it, dropped work rolled back): the
 /// `presented` credential admitted first, then a slot of its deadline
 /// `class` (`Overloaded` when the class stays exhausted), then the write
 /// switch read when it writes, then `work` with the admitted credential.
 pub(super) async fn bounded<S: Store, A: Access, T, W, F>(
     tools: &Tools<S, A>,
-    timeout: Option<Duration>,
+    deadline: Option<tokio::time::Instant>,
     (kind, class): (ToolKind, DeadlineClass),
     presented: Credential,
     work: W,
@@ -43,7 +42,7 @@ where
 {
     admitted(
         tools,
-        timeout,
+        deadline,
         (kind, class),
         tools.access.admit(presented),
         work,
@@ -58,7 +57,7 @@ where
 /// the caller, the metrics and the log line of the layer.
 pub(super) async fn public<S: Store, A: Access, T, W, F>(
     tools: &Tools<S, A>,
-    timeout: Option<Duration>,
+    deadline: Option<tokio::time::Instant>,
     class: DeadlineClass,
     work: W,
 ) -> Result<T, DomainError>
@@ -67,14 +66,17 @@ where
     F: Future<Output = Result<T, DomainError>>,
 {
     let anyone = async { Ok(()) };
-    admitted(tools, timeout, (ToolKind::Read, class), anyone, |()| work()).await
+    admitted(tools, deadline, (ToolKind::Read, class), anyone, |()| {
+        work()
+    })
+    .await
 }
 
-/// The one sequence of every RPC: within `timeout`, the caller `admission`,
+/// The one sequence of every RPC: until `deadline`, the caller `admission`,
 /// a slot of `class`, the write switch when `kind` writes, then `work`.
 async fn admitted<S: Store, A: Access, C, T, W, F>(
     tools: &Tools<S, A>,
-    timeout: Option<Duration>,
+    deadline: Option<tokio::time::Instant>,
     (kind, class): (ToolKind, DeadlineClass),
     admission: impl Future<Output = Result<C, DomainError>>,
     work: W,
@@ -83,7 +85,7 @@ where
     W: FnOnce(C) -> F,
     F: Future<Output = Result<T, DomainError>>,
 {
-    tools_deadline::within(timeout, async {
+    tools_deadline::within(deadline, async {
         let caller = admission.await?;
         let _admitted = tools.admission.admit(class).await?;
         if kind == ToolKind::Write {
@@ -123,7 +125,8 @@ impl<S: Store, A: Access> Runner<S, A> {
     {
         let kind = T::SPEC.kind;
         let presented = credential(&request).map_err(|error| typed_status(error, kind))?;
-        let timeout = deadline::of(&request);
+        let deadline = deadline::of(&request);
+        deadline::starts(&request, kind);
         let request = request.into_inner();
         let locale = Locale::parse(request.locale());
         let now_ms = chrono::Utc::now().timestamp_millis();
@@ -141,7 +144,7 @@ impl<S: Store, A: Access> Runner<S, A> {
             let answered = Box::pin(T::run(tools, input, &ctx)).await?.answered()?;
             Ok(T::Response::from(answered))
         };
-        bounded(tools, timeout, (kind, T::SPEC.deadline), presented, work)
+        bounded(tools, deadline, (kind, T::SPEC.deadline), presented, work)
             .await
             .map(Response::new)
             .map_err(|error| typed_status(error, kind))

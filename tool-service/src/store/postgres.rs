@@ -60,19 +60,22 @@ impl Backend for Postgres {
             // taken within a call's deadline bounds its statements by what
             // remains of it; outside a call, by the pool-wide timeout. The
             // statement that does so also checks the connection, in place
-            // of sqlx's own check.
+            // of sqlx's own check. A connection checked and ready is
+            // recorded as handed to the call (see `grpc::connection_handed`).
             .test_before_acquire(false)
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if crate::tools::deadline::remaining().is_some_and(|left| left < pool_wide) {
                         bound_statements(conn, pool_wide).await?;
                     }
+                    crate::grpc::connection_handed();
                     Ok(())
                 })
             })
             .before_acquire(move |conn, _| {
                 Box::pin(async move {
                     bound_statements(conn, pool_wide).await?;
+                    crate::grpc::connection_handed();
                     Ok(true)
                 })
             })

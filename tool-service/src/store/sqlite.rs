@@ -55,7 +55,21 @@ impl Backend for Sqlite {
                 .synchronous(SqliteSynchronous::Normal);
             SqlitePoolOptions::new().max_connections(options.max_connections.max(1))
         };
+        // A connection ready for the call is recorded as handed to it (see
+        // `grpc::connection_handed`).
         let pool = pool
+            .after_connect(|_, _| {
+                Box::pin(async {
+                    crate::grpc::connection_handed();
+                    Ok(())
+                })
+            })
+            .before_acquire(|_, _| {
+                Box::pin(async {
+                    crate::grpc::connection_handed();
+                    Ok(true)
+                })
+            })
             .acquire_timeout(options.connect_timeout)
             .connect_with(connect)
             .await

@@ -1,5 +1,6 @@
 //! The caller's deadline inside the tool-service: the gRPC runner reads the
-//! `grpc-timeout` the caller set and runs every RPC within it; the store
+//! RPC's deadline (the caller's `grpc-timeout` or the server's cap, from the
+//! request's arrival) and runs every RPC within it; the store
 //! reads what remains to bound its own work (PostgreSQL's statement timeout
 //! of each connection taken during the call, `SET LOCAL statement_timeout`
 //! in write transactions and the analytics query), so work stops downstream
@@ -21,25 +22,41 @@ fn margin(timeout: Duration) -> Duration {
     (timeout / 10).clamp(Duration::from_millis(20), Duration::from_millis(50))
 }
 
-/// Runs `work` within `timeout` (minus a small [`margin`]); past it, the work
-/// is dropped (an open transaction rolls back) and `DeadlineExceeded` returned.
+/// How close to the end of its budget a dependency's failure counts as the
+/// call's deadline: a dependency's own bound is what remained, and the
+/// dependency answers its deadline a little ahead of it (a timer tick, the
+/// way back), more so on a loaded host.
+const AT_THE_DEADLINE: Duration = Duration::from_millis(20);
+
+/// Runs `work` until `deadline` (minus a small [`margin`], at most half of
+/// what remains); past it, the work is dropped (an open transaction rolls
+/// back) and `DeadlineExceeded` returned. The answer is thus ready before
+/// the RPC's own deadline (`chataigne_common::grpc_deadline`) passes.
 pub async fn within<T>(
-    timeout: Option<Duration>,
+    deadline: Option<tokio::time::Instant>,
     work: impl Future<Output = Result<T, DomainError>>,
 ) -> Result<T, DomainError> {
-    let Some(timeout) = timeout else {
+    let Some(deadline) = deadline else {
         return work.await;
     };
-    let budget = timeout
-        .checked_sub(margin(timeout))
-        .filter(|b| !b.is_zero())
-        .unwrap_or(timeout);
-    let deadline = Instant::now() + budget;
+    let now = tokio::time::Instant::now();
+    let remaining = deadline.saturating_duration_since(now);
+    let budget = remaining - margin(remaining).min(remaining / 2);
+    let ends = now + budget;
     DEADLINE
-        .scope(deadline, async move {
-            tokio::time::timeout(budget, work)
-                .await
-                .unwrap_or(Err(DomainError::DeadlineExceeded))
+        .scope(Instant::now() + budget, async move {
+            match tokio::time::timeout_at(ends, work).await {
+                // A dependency bounded by what remained (the auth-service's
+                // check) that failed as the time ran out: the deadline.
+                Ok(Err(DomainError::Dependency(..)))
+                    if ends.saturating_duration_since(tokio::time::Instant::now())
+                        <= AT_THE_DEADLINE =>
+                {
+                    Err(DomainError::DeadlineExceeded)
+                }
+                Ok(answered) => answered,
+                Err(_) => Err(DomainError::DeadlineExceeded),
+            }
         })
         .await
 }
@@ -51,38 +68,9 @@ pub fn remaining() -> Option<Duration> {
         .ok()
 }
 
-/// Parses a `grpc-timeout` value: up to 8 digits and a unit (H, M, S, m, u, n).
-pub fn parse_grpc_timeout(value: &str) -> Option<Duration> {
-    let digits = value.get(..value.len().checked_sub(1)?)?;
-    if digits.is_empty() || digits.len() > 8 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let amount: u64 = digits.parse().ok()?;
-    Some(match value.as_bytes().last()? {
-        b'H' => Duration::from_secs(amount * 3600),
-        b'M' => Duration::from_secs(amount * 60),
-        b'S' => Duration::from_secs(amount),
-        b'm' => Duration::from_millis(amount),
-        b'u' => Duration::from_micros(amount),
-        b'n' => Duration::from_nanos(amount),
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn grpc_timeouts_parse() {
-        assert_eq!(parse_grpc_timeout("20000m"), Some(Duration::from_secs(20)));
-        assert_eq!(parse_grpc_timeout("15S"), Some(Duration::from_secs(15)));
-        assert_eq!(parse_grpc_timeout("1H"), Some(Duration::from_secs(3600)));
-        assert_eq!(parse_grpc_timeout("100u"), Some(Duration::from_micros(100)));
-        for bad in ["", "m", "123456789m", "12x", "-1S", "1.5S"] {
-            assert_eq!(parse_grpc_timeout(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn the_answer_is_kept_a_tenth_of_the_deadline_ahead_within_bounds() {
@@ -99,8 +87,34 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_dependency_failing_as_the_time_runs_out_is_the_deadline() {
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(100);
+        let cut = within(Some(deadline), async {
+            let left = remaining().unwrap_or_default();
+            tokio::time::sleep(left).await;
+            Err::<(), _>(DomainError::Dependency(
+                crate::domain::Dependency::AuthService,
+                "deadline".to_owned(),
+            ))
+        });
+        assert!(matches!(cut.await, Err(DomainError::DeadlineExceeded)));
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(100);
+        let down = within(Some(deadline), async {
+            Err::<(), _>(DomainError::Dependency(
+                crate::domain::Dependency::AuthService,
+                "down".to_owned(),
+            ))
+        });
+        assert!(
+            matches!(down.await, Err(DomainError::Dependency(..))),
+            "a dependency down well before the deadline stays so"
+        );
+    }
+
+    #[tokio::test]
     async fn work_past_the_deadline_is_stopped() {
-        let slow = within(Some(Duration::from_millis(50)), async {
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(50);
+        let slow = within(Some(deadline), async {
             assert!(remaining().is_some_and(|r| r <= Duration::from_millis(50)));
             tokio::time::sleep(Duration::from_secs(5)).await;
             Ok(())

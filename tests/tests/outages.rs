@@ -1205,6 +1205,7 @@ async fn calls_waiting_for_a_pooled_connection_end_when_postgres_is_found_hung()
             })
         })
         .collect();
+    let stalled = Instant::now();
     let url = sandbox.tools_grpc_url.clone();
     chataigne_common::testing::eventually(
         "the database found down",

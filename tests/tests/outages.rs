@@ -215,10 +215,20 @@ async fn postgres_stalled_or_down_gives_deadlines_and_dependency_errors_then_rec
     let read = sandbox
         .call_tool(&token, "chataigne_organizations_list", json!({}))
         .await;
-    assert_eq!(
-        error_code(&read).as_deref(),
-        Some("MCP_TOOL_TIMEOUT"),
+    // Ended at its deadline, or before it, released with the dependency
+    // error, once the tool-service found the database hung: never at the
+    // pool timeout.
+    assert!(
+        matches!(
+            error_code(&read).as_deref(),
+            Some("MCP_TOOL_TIMEOUT" | "MCP_DEPENDENCY_UNAVAILABLE")
+        ),
         "{read}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(2_500),
+        "{:?}",
+        started.elapsed()
     );
     let args = json!({"conversation_id": conversation, "text": "Votre commande est prête.",
                       "idempotency_key": "pg-stall-0001"});
